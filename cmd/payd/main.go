@@ -1,0 +1,122 @@
+// Command payd is the payment service: `payd serve` runs the API, hosted
+// pages and background workers; the other commands are for operators and
+// work against the same database, also while servers run.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	_ "time/tzdata" // IANA zones even on machines without a zoneinfo database
+
+	"payd/internal/fault"
+)
+
+// command is one operator command.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) error
+}
+
+// cliEnv is what every command runs with; tests replace its streams.
+type cliEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the API, hosted pages and workers", runServe},
+		{"migrate", "apply database migrations and exit", runMigrate},
+		{"merchant create", "create a merchant with an account and app per currency", runMerchantCreate},
+		{"merchant webhook-secret", "show (or --rotate) a merchant's webhook signing secret", runWebhookSecret},
+		{"app create", "issue a new app-id/secret-key pair for an account", runAppCreate},
+		{"app revoke", "revoke an app and its access tokens", runAppRevoke},
+		{"user create", "add a portal user (password on standard input)", runUserCreate},
+		{"account update", "change a payments account's settings", runAccountUpdate},
+		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+// run dispatches args to a command and returns the process exit code.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	cmd, rest, ok := findCommand(args)
+	if !ok {
+		usage(env.stderr)
+		if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+			return 0
+		}
+		return 2
+	}
+	if err := cmd.run(ctx, env, rest); err != nil {
+		var exit exitCode
+		if errors.As(err, &exit) {
+			return int(exit)
+		}
+		printError(env.stderr, err)
+		if isUsage(err) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func findCommand(args []string) (command, []string, bool) {
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], true
+		}
+	}
+	return command{}, nil, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: payd <command> [flags]   (payd <command> -h for its flags)")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-26s %s\n", c.name, c.summary)
+	}
+}
+
+// exitCode ends a command with a code and nothing more printed.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+func printError(w io.Writer, err error) {
+	if e, ok := fault.As(err); ok {
+		fmt.Fprintf(w, "payd: %s\n", e.Message)
+		for k, v := range e.Fields {
+			if len(e.Fields) > 1 {
+				fmt.Fprintf(w, "  %s: %s\n", k, v)
+			}
+		}
+		return
+	}
+	fmt.Fprintf(w, "payd: %v\n", err)
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"payd/internal/clock"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// openMerchants opens and migrates the database for an operator command.
+func openMerchants(ctx context.Context, dsn string) (*merchant.Service, *store.DB, error) {
+	db, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return merchant.NewService(db, clock.Real{}), db, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func runMerchantCreate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "merchant create")
+	dsn := f.db()
+	name := f.String("name", "", "merchant name")
+	country := f.String("country", "", "ISO 3166-1 alpha-2 country, e.g. AU")
+	tz := f.String("timezone", "", "IANA time zone, e.g. Australia/Sydney")
+	currencies := f.String("currencies", "", "comma-separated currencies, e.g. AUD,USD,JPY")
+	approvals := f.Bool("approvals", false, "hold payouts for maker-checker approval")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"name": name, "country": country, "timezone": tz, "currencies": currencies}); err != nil {
+		return err
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	created, err := svc.Create(ctx, merchant.CreateParams{Name: *name, Country: *country, Timezone: *tz,
+		Currencies: splitList(*currencies), Approvals: *approvals})
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, created, func(w io.Writer) {
+		fmt.Fprintf(w, "merchant %s\n", created.MerchantID)
+		for _, a := range created.Accounts {
+			fmt.Fprintf(w, "  %s account %s app-id %s secret-key %s\n", a.Currency, a.AccountNumber, a.AppID, a.SecretKey)
+		}
+	})
+}
+
+func runWebhookSecret(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "merchant webhook-secret")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	rotate := f.Bool("rotate", false, "replace the secret with a new one")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id}); err != nil {
+		return err
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	secret, err := svc.WebhookSecret(ctx, *id, *rotate)
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, map[string]string{"signing_secret": secret}, func(w io.Writer) { fmt.Fprintln(w, secret) })
+}
+
+func runAppCreate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "app create")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	currency := f.String("currency", "", "currency of the payments account")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id, "currency": currency}); err != nil {
+		return err
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	app, err := svc.CreateApp(ctx, *id, *currency)
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, app, func(w io.Writer) {
+		fmt.Fprintf(w, "%s app-id %s secret-key %s\n", app.Currency, app.AppID, app.SecretKey)
+	})
+}
+
+func runAppRevoke(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "app revoke")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	appID := f.String("app-id", "", "the app to revoke")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id, "app-id": appID}); err != nil {
+		return err
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := svc.RevokeApp(ctx, *id, *appID); err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, map[string]any{"app_id": *appID, "revoked": true}, func(w io.Writer) {
+		fmt.Fprintf(w, "revoked %s\n", *appID)
+	})
+}
+
+func runUserCreate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "user create")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	email := f.String("email", "", "login email")
+	role := f.String("role", "", "admin, finance, developer or viewer")
+	passwordStdin := f.Bool("password-stdin", false, "read the password from standard input")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id, "email": email, "role": role}); err != nil {
+		return err
+	}
+	if !*passwordStdin {
+		return usageError{"--password-stdin is required: payd never takes a password on the command line"}
+	}
+	raw, err := io.ReadAll(io.LimitReader(env.stdin, 4096))
+	if err != nil {
+		return err
+	}
+	password := strings.TrimRight(string(raw), "\r\n")
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	u, err := svc.CreateUser(ctx, *id, *email, merchant.Role(*role), password)
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, u, func(w io.Writer) { fmt.Fprintf(w, "user %s %s (%s)\n", u.UserID, u.Email, u.Role) })
+}
+
+func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "account update")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	currency := f.String("currency", "", "currency of the payments account")
+	approvals := f.String("approvals", "", "on or off: hold payouts for maker-checker approval")
+	methods := f.String("methods", "", "comma-separated enabled method codes ('default' for the catalogue's defaults)")
+	accountType := f.String("account-type", "", "aggregated or dedicated")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id, "currency": currency}); err != nil {
+		return err
+	}
+	var u merchant.AccountUpdate
+	switch *approvals {
+	case "":
+	case "on", "off":
+		on := *approvals == "on"
+		u.Approvals = &on
+	default:
+		return usageError{"--approvals must be on or off"}
+	}
+	if *methods != "" {
+		list := splitList(*methods)
+		if *methods == "default" {
+			list = nil
+		}
+		u.Methods = &list
+	}
+	if *accountType != "" {
+		t := merchant.AccountType(*accountType)
+		u.AccountType = &t
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	acc, err := svc.UpdateAccount(ctx, *id, *currency, u)
+	if err != nil {
+		return err
+	}
+	view := map[string]any{"currency": acc.Currency, "account_number": acc.AccountNumber, "approvals": acc.Approvals,
+		"methods": acc.Methods, "account_type": acc.AccountType}
+	return output(env.stdout, *asJSON, view, func(w io.Writer) {
+		fmt.Fprintf(w, "%s account %s: approvals %v, type %s, methods %s\n", acc.Currency, acc.AccountNumber, acc.Approvals, acc.AccountType, methodList(acc.Methods))
+	})
+}
+
+func methodList(m []string) string {
+	if m == nil {
+		return "(catalogue defaults)"
+	}
+	return strings.Join(m, ",")
+}
+
+func runLedgerVerify(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "ledger verify")
+	dsn := f.db()
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, *dsn, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	problems, err := ledger.Verify(ctx, db.Read())
+	if err != nil {
+		return err
+	}
+	err = output(env.stdout, *asJSON, map[string]any{"ok": len(problems) == 0, "problems": problemList(problems)}, func(w io.Writer) {
+		if len(problems) == 0 {
+			fmt.Fprintln(w, "ledger verified: every invariant holds")
+		}
+		for _, p := range problems {
+			fmt.Fprintf(w, "%s: %s\n", p.Check, p.Detail)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func problemList(p []ledger.Problem) []ledger.Problem {
+	if p == nil {
+		return []ledger.Problem{}
+	}
+	return p
+}

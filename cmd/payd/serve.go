@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"payd/internal/httpapi"
+	"payd/internal/merchant"
+	"payd/internal/server"
+	"payd/internal/store"
+)
+
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "serve")
+	addr := f.setting("addr", "PAYD_ADDR", "127.0.0.1:8080", "listen address")
+	db := f.db()
+	envName := f.setting("env", "PAYD_ENV", "sandbox", "sandbox or production")
+	publicURL := f.setting("public-url", "PAYD_PUBLIC_URL", "", "base of every link payd hands out (default http://{addr})")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(env.stderr, nil))
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if *publicURL == "" {
+		*publicURL = "http://" + ln.Addr().String()
+	}
+	srv, err := server.Open(ctx, server.Config{
+		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if srv.API.Env == httpapi.Sandbox {
+		demo, created, err := srv.Merchants.EnsureDemo(ctx)
+		if err != nil {
+			return err
+		}
+		if created {
+			printDemo(env.stdout, demo, strings.TrimRight(*publicURL, "/"))
+		}
+	}
+	return srv.Serve(ctx, ln)
+}
+
+// printDemo shows the demo merchant's credentials, once, on the first start.
+func printDemo(w io.Writer, d merchant.Demo, base string) {
+	fmt.Fprintf(w, "\npayd sandbox: created the demo merchant %s. Its secrets are shown only now.\n\n", d.MerchantID)
+	fmt.Fprintf(w, "  portal login   %s / %s\n", d.Email, d.Password)
+	fmt.Fprintf(w, "  AUD treasury   account %s\n\n", d.TreasuryAccountNumber)
+	fmt.Fprintf(w, "  %-4s %-14s %-26s %s\n", "cur", "account", "app-id", "secret-key")
+	for _, a := range d.Accounts {
+		fmt.Fprintf(w, "  %-4s %-14s %-26s %s\n", a.Currency, a.AccountNumber, a.AppID, a.SecretKey)
+	}
+	first := d.Accounts[0]
+	fmt.Fprintf(w, "\nTry it:\n  curl -s %s/api/v2/balances -H 'app-id: %s' -H 'secret-key: %s'\n\n", base, first.AppID, first.SecretKey)
+}
+
+func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "migrate")
+	dsn := f.db()
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, *dsn, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintln(env.stdout, "database is up to date")
+	}
+	for _, m := range applied {
+		fmt.Fprintln(env.stdout, "applied", m)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+// Package deposit credits inbound bank transfers to a merchant's account.
+// A transfer lands in the incoming balance with a waiting balance record, and
+// a job (enqueued in the same transaction) clears it to available and marks
+// the record done. In the sandbox, POST /v1/simulate_deposit stands in for
+// the bank's notification.
+package deposit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/store"
+)
+
+// JobClear is the job that moves a deposit from incoming to available.
+const JobClear = "deposit.clear"
+
+// Status of a deposit.
+type Status string
+
+const (
+	Received Status = "received"
+	Cleared  Status = "cleared"
+)
+
+// Service credits deposits.
+type Service struct {
+	db    *store.DB
+	queue *job.Queue
+	clock clock.Clock
+	// ClearAfter is how long a deposit waits in incoming before it clears.
+	ClearAfter time.Duration
+}
+
+// NewService returns a Service and registers its job with queue.
+func NewService(db *store.DB, queue *job.Queue, clk clock.Clock) *Service {
+	s := &Service{db: db, queue: queue, clock: clk}
+	queue.Handle(JobClear, s.clear)
+	return s
+}
+
+// Request is the body of POST /v1/simulate_deposit.
+type Request struct {
+	AccountNumber      string      `json:"account_number" doc:"Account number of one of the caller's accounts (payments or treasury)."`
+	Amount             money.Input `json:"amount" doc:"Whole units of the account's currency (whole yen for JPY); a fraction is refused."`
+	RemitterName       string      `json:"remitter_name,omitempty" doc:"Optional. For JPY, half-width katakana."`
+	RemitterBankName   string      `json:"remitter_bank_name,omitempty" doc:"Optional. For JPY, half-width katakana."`
+	RemitterBranchName string      `json:"remitter_branch_name,omitempty" doc:"Optional. For JPY, half-width katakana."`
+	Remarks            string      `json:"remarks,omitempty" doc:"Optional free text, at most 140 characters."`
+}
+
+// Deposit is a credited transfer as the API returns it.
+type Deposit struct {
+	UUID               string       `json:"uuid"`
+	BalanceID          string       `json:"balance_id" doc:"The Balance ID of the deposit's balance record."`
+	AccountNumber      string       `json:"account_number"`
+	Currency           string       `json:"currency"`
+	Amount             money.String `json:"amount"`
+	Status             Status       `json:"status" enum:"received,cleared"`
+	RemitterName       string       `json:"remitter_name"`
+	RemitterBankName   string       `json:"remitter_bank_name"`
+	RemitterBranchName string       `json:"remitter_branch_name"`
+	Remarks            string       `json:"remarks"`
+	CreatedAt          clock.Time   `json:"created_at"`
+}
+
+// maxTextLen bounds each remitter field and the remarks.
+const maxTextLen = 140
+
+type validated struct {
+	account  merchant.Account
+	currency money.Currency
+	amount   int64
+}
+
+func (s *Service) validate(ctx context.Context, q store.Querier, p merchant.Principal, r *Request) (validated, error) {
+	f := fault.Fields{}
+	r.AccountNumber = strings.TrimSpace(r.AccountNumber)
+	if r.AccountNumber == "" {
+		f.Add("account_number", "is required")
+	} else if len(r.AccountNumber) > 34 {
+		f.Add("account_number", "is at most 34 characters")
+	}
+	for _, field := range []struct{ name, value string }{
+		{"remitter_name", r.RemitterName}, {"remitter_bank_name", r.RemitterBankName},
+		{"remitter_branch_name", r.RemitterBranchName}, {"remarks", r.Remarks},
+	} {
+		if utf8.RuneCountInString(field.value) > maxTextLen || !utf8.ValidString(field.value) {
+			f.Add(field.name, fmt.Sprintf("is at most %d characters", maxTextLen))
+		}
+	}
+	if r.Amount.IsZero() {
+		f.Add("amount", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return validated{}, err
+	}
+	acc, err := merchant.AccountByNumber(ctx, q, p.MerchantID, r.AccountNumber)
+	if err != nil {
+		return validated{}, err
+	}
+	cur, _ := money.Lookup(acc.Currency)
+	amount, err := money.ParseWholeField("amount", r.Amount, cur)
+	if err != nil {
+		return validated{}, err
+	}
+	if cur.Code == "JPY" {
+		// Domestic Japanese transfers (Zengin format) carry names in half-width katakana.
+		for _, field := range []struct{ name, value string }{
+			{"remitter_name", r.RemitterName}, {"remitter_bank_name", r.RemitterBankName}, {"remitter_branch_name", r.RemitterBranchName},
+		} {
+			if !IsZenginText(field.value) {
+				f.Add(field.name, "must be half-width katakana for JPY (for example ﾔﾏﾀﾞ ﾀﾛｳ)")
+			}
+		}
+	}
+	return validated{account: acc, currency: cur, amount: amount}, f.Err()
+}
+
+// Simulate credits a simulated inbound transfer: incoming now, available once cleared.
+func (s *Service) Simulate(ctx context.Context, p merchant.Principal, r Request) (Deposit, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Deposit, error) {
+		v, err := s.validate(ctx, tx, p, &r)
+		if err != nil {
+			return Deposit{}, err
+		}
+		now := clock.Offset(s.clock, p.ClockOffset).Now()
+		uuid := store.RandomID(store.UUIDLen)
+		rec := ledger.Record{
+			MerchantID: p.MerchantID, AccountID: v.account.ID, Currency: v.currency.Code,
+			RequestType: ledger.MoneyIn, TransactionType: ledger.TopUp, Status: ledger.Waiting,
+			Amount: v.amount, Total: v.amount, ReferenceID: uuid, CreatedAt: now,
+		}
+		if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+			return Deposit{}, err
+		}
+		if _, err := ledger.Post(ctx, tx, ledger.Entry{
+			MerchantID: p.MerchantID, Currency: v.currency.Code, Kind: "deposit.receive", RecordID: rec.ID, At: now,
+			Legs: []ledger.Leg{
+				{Account: v.account.ID, Bucket: ledger.External, Amount: -v.amount},
+				{Account: v.account.ID, Bucket: ledger.Incoming, Amount: v.amount},
+			},
+		}); err != nil {
+			return Deposit{}, err
+		}
+		d := Deposit{
+			UUID: uuid, BalanceID: rec.ID, AccountNumber: v.account.AccountNumber, Currency: v.currency.Code,
+			Amount: money.StringOf(v.amount, v.currency), Status: Received,
+			RemitterName: r.RemitterName, RemitterBankName: r.RemitterBankName, RemitterBranchName: r.RemitterBranchName,
+			Remarks: r.Remarks, CreatedAt: clock.Time{T: now},
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO deposits (uuid, merchant_id, account_id, balance_id, currency, amount,
+			remitter_name, remitter_bank_name, remitter_branch_name, remarks, status, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+			uuid, p.MerchantID, v.account.ID, rec.ID, v.currency.Code, v.amount,
+			r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli()); err != nil {
+			return Deposit{}, fmt.Errorf("store deposit: %w", err)
+		}
+		err = s.queue.Enqueue(ctx, tx, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
+			job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.ClearAfter)})
+		return d, err
+	})
+}
+
+type clearJob struct {
+	MerchantID string `json:"merchant_id"`
+	UUID       string `json:"uuid"`
+}
+
+// clear moves a received deposit from incoming to available and marks its
+// balance record done. It runs in the job's transaction, so it happens once.
+func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var c clearJob
+	if err := json.Unmarshal(j.Payload, &c); err != nil {
+		return fmt.Errorf("clear deposit: %w", err)
+	}
+	var (
+		accountID, amount int64
+		balanceID, cur    string
+		status            Status
+	)
+	err := tx.QueryRowContext(ctx, `SELECT account_id, amount, balance_id, currency, status FROM deposits WHERE uuid = $1 AND merchant_id = $2`,
+		c.UUID, c.MerchantID).Scan(&accountID, &amount, &balanceID, &cur, &status)
+	if err != nil {
+		return fmt.Errorf("clear deposit %s: %w", c.UUID, err)
+	}
+	if status != Received {
+		return nil
+	}
+	var offset int64
+	if err := tx.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, c.MerchantID).Scan(&offset); err != nil {
+		return fmt.Errorf("clear deposit %s: %w", c.UUID, err)
+	}
+	now := clock.Offset(s.clock, time.Duration(offset)*time.Millisecond).Now()
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{
+		MerchantID: c.MerchantID, Currency: cur, Kind: "deposit.clear", RecordID: balanceID, At: now,
+		Legs: []ledger.Leg{
+			{Account: accountID, Bucket: ledger.Incoming, Amount: -amount},
+			{Account: accountID, Bucket: ledger.Available, Amount: amount},
+		},
+	}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, c.MerchantID, balanceID, ledger.Done, now); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE deposits SET status = $1, updated_at = $2 WHERE uuid = $3`, string(Cleared), now.UnixMilli(), c.UUID)
+	return err
+}

@@ -1,0 +1,148 @@
+// Package fault is the error vocabulary every domain package answers in: a
+// kind (which the HTTP layer maps to a status code in one place), a stable
+// UPPER_SNAKE code for machines, a message for people, and, for validation
+// failures, the JSON members that are wrong.
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kind says what went wrong in terms a client can act on.
+type Kind int
+
+const (
+	// Invalid: the request breaks a rule of the spec (422).
+	Invalid Kind = iota + 1
+	// Malformed: the request cannot be read at all (400).
+	Malformed
+	// NotFound: no such record, or not the caller's (404).
+	NotFound
+	// Conflict: the record's state does not allow this, or a racing request won (409).
+	Conflict
+	// Forbidden: the caller's role may not do this (403).
+	Forbidden
+	// Unauthenticated: missing or bad credentials (401).
+	Unauthenticated
+	// TooLarge: a body or file is over its bound (413).
+	TooLarge
+	// UnsupportedMedia: wrong content type (415).
+	UnsupportedMedia
+	// RateLimited: too many requests (429).
+	RateLimited
+)
+
+// Stable error codes shared by several packages. Packages define their own
+// codes beside the rule they enforce.
+const (
+	CodeValidation        = "VALIDATION_FAILED"
+	CodeNotFound          = "NOT_FOUND"
+	CodeInvalidState      = "INVALID_STATE"
+	CodeBadRequest        = "BAD_REQUEST"
+	CodeRequireLogin      = "REQUIRE_LOGIN"
+	CodeAmountOutOfRange  = "AMOUNT_OUT_OF_RANGE"
+	CodeCurrency          = "CURRENCY_NOT_SUPPORTED"
+	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
+	CodeForbidden         = "FORBIDDEN"
+	CodeTooLarge          = "TOO_LARGE"
+	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
+	CodeRateLimited       = "RATE_LIMITED"
+	CodeInternal          = "INTERNAL"
+)
+
+// Error is a domain error with a stable code.
+type Error struct {
+	Kind    Kind
+	Code    string
+	Message string
+	// Fields maps a request's JSON member names to what is wrong with each.
+	Fields map[string]string
+}
+
+func (e *Error) Error() string {
+	if len(e.Fields) == 0 {
+		return e.Code + ": " + e.Message
+	}
+	return e.Code + ": " + e.Message + " (" + e.fieldList() + ")"
+}
+
+func (e *Error) fieldList() string {
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// New returns an error of kind with code and a formatted message.
+func New(kind Kind, code, format string, args ...any) *Error {
+	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Rule is a broken rule of the spec: 422 with code.
+func Rule(code, format string, args ...any) *Error {
+	return New(Invalid, code, format, args...)
+}
+
+// NotFoundf is a 404 for a record the caller cannot see.
+func NotFoundf(format string, args ...any) *Error {
+	return New(NotFound, CodeNotFound, format, args...)
+}
+
+// State is a 409 INVALID_STATE: the record's state does not allow the action.
+func State(format string, args ...any) *Error {
+	return New(Conflict, CodeInvalidState, format, args...)
+}
+
+// Field is a 422 VALIDATION_FAILED naming one member.
+func Field(name, problem string) *Error {
+	return &Error{Kind: Invalid, Code: CodeValidation, Message: name + " " + problem, Fields: map[string]string{name: problem}}
+}
+
+// Fields collects validation problems member by member; its Err is nil when
+// nothing was added, so a validator can add freely and return v.Err().
+type Fields map[string]string
+
+// Add records a problem with member name (the first problem per member wins).
+func (f Fields) Add(name, problem string) {
+	if _, ok := f[name]; !ok {
+		f[name] = problem
+	}
+}
+
+// Err returns the collected problems as one VALIDATION_FAILED error, or nil.
+func (f Fields) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	e := &Error{Kind: Invalid, Code: CodeValidation, Fields: map[string]string(f)}
+	if len(f) == 1 {
+		for k, v := range f {
+			e.Message = k + " " + v
+		}
+	} else {
+		e.Message = "the request has invalid members: " + e.fieldList()
+	}
+	return e
+}
+
+// As returns err as an *Error when it is one.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Is reports whether err carries code.
+func Is(err error, code string) bool {
+	e, ok := As(err)
+	return ok && e.Code == code
+}

@@ -1,0 +1,210 @@
+// Package httpapi is payd's HTTP API: the route table (which also produces
+// the OpenAPI document), the middleware every request passes through
+// (request id, logging, metrics, authentication, idempotency, body limits),
+// the error envelope, and thin handlers that decode, call a service, and encode.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"payd/internal/clock"
+	"payd/internal/deposit"
+	"payd/internal/fault"
+	"payd/internal/idempotency"
+	"payd/internal/job"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// Environment is a deployment's kind: the sandbox routes its simulation
+// endpoints and test clock; production does not (they answer 404 there).
+type Environment string
+
+const (
+	Sandbox    Environment = "sandbox"
+	Production Environment = "production"
+)
+
+// Deps are the services the API calls.
+type Deps struct {
+	Env       Environment
+	PublicURL string
+	DB        *store.DB
+	Clock     clock.Clock
+	Log       *slog.Logger
+	Metrics   *Metrics
+	Queue     *job.Queue
+	Merchants *merchant.Service
+	Deposits  *deposit.Service
+}
+
+// API serves payd's HTTP interface.
+type API struct {
+	Deps
+	log     *slog.Logger
+	metrics *Metrics
+	keeper  *idempotency.Keeper
+	limiter *authLimiter
+	routes  []route
+	mux     *http.ServeMux
+
+	zonesMu sync.Mutex
+	zones   map[string]*time.Location
+}
+
+// New builds the API and its routes.
+func New(d Deps) *API {
+	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB), limiter: newAuthLimiter(),
+		mux: http.NewServeMux(), zones: map[string]*time.Location{}}
+	for _, rt := range a.table() {
+		if rt.sandboxOnly && d.Env != Sandbox {
+			continue
+		}
+		a.add(rt)
+	}
+	a.addFallbacks()
+	return a
+}
+
+// Handler returns the root handler.
+func (a *API) Handler() http.Handler { return a.outer(a.mux) }
+
+// route is one endpoint: how it is served and how it is documented.
+type route struct {
+	method, path string
+	summary      string
+	description  string
+	auth         authMode
+	sandboxOnly  bool
+	// maxBody bounds the request body (default maxJSONBodyBytes).
+	maxBody int64
+	params  []param
+	// body and response are zero values of the request and response types, for the OpenAPI document.
+	body     any
+	response any
+	status   int
+	errors   []int
+	handle   http.HandlerFunc
+	// raw routes (health, metrics) are not under /api and answer plain text.
+	raw bool
+}
+
+type param struct {
+	name, doc string
+	typ       string // "string", "integer"
+	required  bool
+}
+
+func (rt route) pattern() string {
+	if rt.raw {
+		return rt.method + " " + rt.path
+	}
+	return rt.method + " /api" + rt.path
+}
+
+func (a *API) add(rt route) {
+	if rt.maxBody == 0 {
+		rt.maxBody = maxJSONBodyBytes
+	}
+	h := rt.handle
+	if rt.method == http.MethodPost || rt.method == http.MethodPut {
+		h = a.idempotent(rt.maxBody, h)
+	}
+	h = a.authenticate(rt.auth, h)
+	limit := rt.maxBody
+	next := h
+	h = func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next(w, r)
+	}
+	a.mux.HandleFunc(rt.pattern(), h)
+	a.routes = append(a.routes, rt)
+}
+
+// addFallbacks answers unknown paths (404) and known paths with the wrong
+// method (405) in the errors envelope instead of the mux's plain text.
+func (a *API) addFallbacks() {
+	methods := map[string][]string{}
+	for _, rt := range a.routes {
+		p := rt.path
+		if !rt.raw {
+			p = "/api" + rt.path
+		}
+		methods[p] = append(methods[p], rt.method)
+	}
+	for p, ms := range methods {
+		sort.Strings(ms)
+		allow := strings.Join(ms, ", ")
+		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: "METHOD_NOT_ALLOWED", Message: r.Method + " is not allowed here; use " + allow}})
+			writeBody(w, http.StatusMethodNotAllowed, body)
+		})
+	}
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		a.fail(w, r, fault.NotFoundf("no endpoint %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// table lists every endpoint. Handlers live beside their resource
+// (balance.go, deposit.go, ...).
+func (a *API) table() []route {
+	var out []route
+	out = append(out, a.opsRoutes()...)
+	out = append(out, a.authRoutes()...)
+	out = append(out, a.balanceRoutes()...)
+	out = append(out, a.depositRoutes()...)
+	out = append(out, a.sandboxRoutes()...)
+	return out
+}
+
+func (a *API) opsRoutes() []route {
+	return []route{
+		{method: "GET", path: "/healthz", raw: true, summary: "Liveness: the process is up.", status: 200, handle: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte("ok\n"))
+		}},
+		{method: "GET", path: "/readyz", raw: true, summary: "Readiness: the database answers.", status: 200, errors: []int{503}, handle: a.readyz},
+		{method: "GET", path: "/metrics", raw: true, summary: "Prometheus metrics.", status: 200,
+			handle: promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP},
+		{method: "GET", path: "/openapi.json", summary: "This OpenAPI document.", status: 200, handle: a.openAPI},
+	}
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	if err := a.DB.Ping(r.Context()); err != nil {
+		a.log.Warn("not ready", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("database unreachable\n"))
+		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+// location returns a merchant's time zone (for bare dates in filters).
+func (a *API) location(name string) *time.Location {
+	a.zonesMu.Lock()
+	defer a.zonesMu.Unlock()
+	if loc, ok := a.zones[name]; ok {
+		return loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		loc = time.UTC
+	}
+	a.zones[name] = loc
+	return loc
+}
+
+// now is the time on the caller's clock.
+func (a *API) now(p merchant.Principal) time.Time {
+	return clock.Offset(a.Clock, p.ClockOffset).Now()
+}

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/money"
+)
+
+// Body size bounds (CONTRACT §3: every input has a bound).
+const (
+	maxJSONBodyBytes = 1 << 20
+)
+
+// Decoding errors have their own codes: the body cannot be read at all
+// (MALFORMED_JSON) or a member has the wrong JSON type (WRONG_TYPE).
+const (
+	codeMalformedJSON = "MALFORMED_JSON"
+	codeWrongType     = "WRONG_TYPE"
+)
+
+// decode reads a JSON request body into v. Unknown members are ignored; a
+// member of the wrong type is a 400 that names it.
+func decode(r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia, "the body must be application/json")
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return bodyReadError(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fault.New(fault.Malformed, codeMalformedJSON, "the body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.New(fault.Malformed, codeMalformedJSON, "the body must hold one JSON object and nothing after it")
+	}
+	return nil
+}
+
+func bodyReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return fault.New(fault.TooLarge, fault.CodeTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+	}
+	return fault.New(fault.Malformed, codeMalformedJSON, "the body could not be read")
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return fault.New(fault.Malformed, codeWrongType, "the body must be a JSON object")
+		}
+		e := fault.New(fault.Malformed, codeWrongType, "%s %s", typeErr.Field, expected(typeErr.Type))
+		e.Fields = map[string]string{typeErr.Field: expected(typeErr.Type)}
+		return e
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return fault.New(fault.Malformed, codeMalformedJSON, "the body is not valid JSON")
+	default:
+		return bodyReadError(err)
+	}
+}
+
+var (
+	amountType = reflect.TypeOf(money.Input(""))
+	timeType   = reflect.TypeOf(clock.Input{})
+)
+
+// expected says, for people, which JSON type a Go type wants.
+func expected(t reflect.Type) string {
+	switch t {
+	case amountType:
+		return "must be a number or a decimal string"
+	case timeType:
+		return "must be a time string such as 2024-07-29T15:51:28.071Z"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "must be a string"
+	case reflect.Bool:
+		return "must be a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "must be an integer"
+	case reflect.Float32, reflect.Float64:
+		return "must be a number"
+	case reflect.Slice, reflect.Array:
+		return "must be an array"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "must be an object"
+	}
+	return "has the wrong type"
+}

@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the process's Prometheus metrics, on a registry of their own so
+// that several servers can live in one test process.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	jobs     *prometheus.CounterVec
+	jobTime  *prometheus.HistogramVec
+}
+
+// NewMetrics registers payd's metrics and the Go and process collectors
+// (CPU, memory, file descriptors).
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payd_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "payd_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route"}),
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payd_jobs_total", Help: "Job runs by kind and outcome (done, retry, failed).",
+		}, []string{"kind", "outcome"}),
+		jobTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "payd_job_duration_seconds", Help: "Job run time by kind.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"kind"}),
+	}
+	m.Registry.MustRegister(m.requests, m.latency, m.jobs, m.jobTime,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *Metrics) observeRequest(route string, status int, took time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(took.Seconds())
+}
+
+// ObserveJob is a job.Observer.
+func (m *Metrics) ObserveJob(kind, outcome string, took time.Duration) {
+	m.jobs.WithLabelValues(kind, outcome).Inc()
+	m.jobTime.WithLabelValues(kind).Observe(took.Seconds())
+}

@@ -1,0 +1,238 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/idempotency"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyPrincipal
+	keyClaim
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(keyRequestID).(string)
+	return id
+}
+
+// principal is the authenticated caller; routes that require one never run without it.
+func principal(r *http.Request) merchant.Principal {
+	p, _ := r.Context().Value(keyPrincipal).(merchant.Principal)
+	return p
+}
+
+func claimOf(r *http.Request) *idempotency.Claim {
+	c, _ := r.Context().Value(keyClaim).(*idempotency.Claim)
+	return c
+}
+
+var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// recorder remembers the status and, when asked, the body of a response.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	keep   bool
+	body   bytes.Buffer
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if rec.keep {
+		rec.body.Write(b)
+	}
+	return rec.ResponseWriter.Write(b)
+}
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// outer wraps every request: a request id (the caller's, when it is sane),
+// panic recovery (a 500, never a dropped connection), one JSON log line, and
+// the request metrics.
+func (a *API) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !safeRequestID.MatchString(id) {
+			id = "req_" + store.RandomID(16)
+		}
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				a.log.Error("panic", "request_id", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					a.fail(rec, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			took := time.Since(started)
+			a.metrics.observeRequest(route, rec.status, took)
+			a.log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "route", route,
+				"status", rec.status, "duration_ms", float64(took.Microseconds())/1000, "remote", r.RemoteAddr)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// authMode says how a route authenticates its caller.
+type authMode int
+
+const (
+	authNone authMode = iota
+	// authKeys: app-id + secret-key headers, or an access token (Authorization: Bearer, or access-token).
+	authKeys
+	// authKeysOnly: app-id + secret-key only (the token endpoint itself).
+	authKeysOnly
+	// authTokenHeader: an access token in the access-token header (payment gateway link creation).
+	authTokenHeader
+)
+
+// authenticate runs the route's authentication and puts the principal in the context.
+func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFunc {
+	if mode == authNone {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		ip := clientIP(r)
+		if wait, refused := a.limiter.check(ip); refused {
+			w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+			a.fail(w, r, fault.New(fault.RateLimited, fault.CodeRateLimited, "too many failed authentication attempts; retry later"))
+			return
+		}
+		p, err := a.credentials(r, mode)
+		if err != nil {
+			if fault.Is(err, fault.CodeRequireLogin) {
+				if delay := a.limiter.failed(ip); delay > 0 {
+					select {
+					case <-time.After(delay):
+					case <-r.Context().Done():
+					}
+				}
+			}
+			a.fail(w, r, err)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), keyPrincipal, p)))
+	}
+}
+
+func (a *API) credentials(r *http.Request, mode authMode) (merchant.Principal, error) {
+	ctx := r.Context()
+	appID, secret := r.Header.Get("app-id"), r.Header.Get("secret-key")
+	token := r.Header.Get("access-token")
+	if token == "" {
+		if auth := r.Header.Get("Authorization"); len(auth) > 7 && (auth[:7] == "Bearer " || auth[:7] == "bearer ") {
+			token = auth[7:]
+		}
+	}
+	switch mode {
+	case authKeysOnly:
+		return a.Merchants.Authenticate(ctx, appID, secret)
+	case authTokenHeader:
+		if t := r.Header.Get("access-token"); t != "" {
+			return a.Merchants.AuthenticateToken(ctx, t)
+		}
+		return merchant.Principal{}, merchant.ErrUnauthenticated
+	}
+	if appID != "" || secret != "" {
+		return a.Merchants.Authenticate(ctx, appID, secret)
+	}
+	return a.Merchants.AuthenticateToken(ctx, token)
+}
+
+// idempotent honours the Idempotency-Key header of a POST or PUT
+// (CONTRACT §3). It runs after authentication: keys are scoped to the merchant.
+func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		if key == "" || (r.Method != http.MethodPost && r.Method != http.MethodPut) {
+			next(w, r)
+			return
+		}
+		if len(key) > idempotency.MaxKeyLen {
+			a.fail(w, r, fault.New(fault.Malformed, fault.CodeValidation, "Idempotency-Key is longer than %d characters", idempotency.MaxKeyLen))
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			a.fail(w, r, bodyReadError(err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		req := idempotency.Request{MerchantID: principal(r).MerchantID, Key: key,
+			Hash: idempotency.Fingerprint(r.Method, r.URL.Path, body)}
+		claim, stored, err := a.keeper.Begin(r.Context(), req)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if stored != nil {
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeBody(w, stored.Status, stored.Body)
+			return
+		}
+		rec := &recorder{ResponseWriter: w, keep: true}
+		ctx := context.WithValue(r.Context(), keyClaim, claim)
+		ctx = store.WithClaim(ctx, claim)
+		defer func() {
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if err := claim.Finish(context.WithoutCancel(r.Context()), status, rec.body.Bytes()); err != nil {
+				a.log.Error("store idempotent response", "request_id", requestID(r.Context()), "err", err)
+			}
+		}()
+		next(rec, r.WithContext(ctx))
+	}
+}
+
+// expect tells a keyed request's claim which status the handler answers with
+// on success, and how the response body is made from the service's result
+// (the result itself when view is nil), so the transaction that carries the
+// effect can store the response with it.
+func expect(r *http.Request, status int, view func(any) any) {
+	c := claimOf(r)
+	if c == nil {
+		return
+	}
+	c.Status = status
+	c.Render = func(result any) ([]byte, error) {
+		if view != nil {
+			result = view(result)
+		}
+		return encodeJSON(result)
+	}
+}

@@ -1,0 +1,252 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"payd/internal/clock"
+	"payd/internal/money"
+)
+
+// The OpenAPI document is generated from the route table and the Go types of
+// each route's body and response, so it cannot drift from what is served.
+// Field documentation comes from `doc:"…"` struct tags and enumerations from
+// `enum:"a,b"` tags. Decisions the spec leaves open are written here too.
+
+const apiDescription = `payd: a self-hostable multi-currency merchant payment service.
+
+Conventions (CONTRACT §3):
+- Base address: {public_url}/api. Sandbox-only endpoints answer 404 in production.
+- Authentication: headers app-id and secret-key, or an access token from GET /v1/payment_gateways/access_token sent as Authorization: Bearer <token> (or in the access-token header). Failures: 401 {"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}. After 5 failed attempts in a minute from one address answers are slowed; after 20 the address is refused with 429 until the minute ends.
+- Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors. 400 unreadable body (MALFORMED_JSON) or wrong JSON type (WRONG_TYPE, naming the member); 401; 403; 404 unknown or another merchant's id (NOT_FOUND); 405 (METHOD_NOT_ALLOWED); 409 state conflict (INVALID_STATE) or idempotent request in flight (IDEMPOTENCY_KEY_IN_USE); 413 (TOO_LARGE); 415 (UNSUPPORTED_MEDIA_TYPE); 422 a rule is broken (VALIDATION_FAILED, AMOUNT_OUT_OF_RANGE, INSUFFICIENT_FUNDS, IDEMPOTENCY_KEY_REUSED, ...); 429 (RATE_LIMITED); 500 (INTERNAL, with request_id).
+- Every response carries X-Request-Id (the caller's, when it sends a sane one).
+- Amounts: requests take a JSON number or a decimal string, never read through a float. VND, JPY, XAF, KRW and XOF are rounded half away from zero to whole units and the recorded amount is returned; other currencies refuse more decimals than their ISO 4217 minor unit (422). Resource objects return decimal strings ("100.00"); balances and balance history return JSON numbers with the same digits.
+- Times: responses are RFC 3339 UTC with milliseconds. Requests accept RFC 3339, offsets without a colon (+0000), and datetimes without an offset (UTC); date filters also take YYYY-MM-DD and DD/MM/YY, read in the merchant's time zone.
+- Identifiers: v2 records have an 8-character upper-case base-36 uuid; balance records a 10-character Balance ID; v1 records an integer id.
+- Idempotency: every POST and PUT honours Idempotency-Key (at most 255 characters, per merchant). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
+- Bodies: JSON up to 1 MiB unless an endpoint says otherwise; unknown members are ignored.
+- Created resources answer 201.`
+
+type openAPIDoc struct {
+	OpenAPI    string                    `json:"openapi"`
+	Info       map[string]any            `json:"info"`
+	Servers    []map[string]any          `json:"servers"`
+	Paths      map[string]map[string]any `json:"paths"`
+	Components map[string]map[string]any `json:"components"`
+	Security   []map[string][]string     `json:"security"`
+}
+
+var (
+	openAPIOnce sync.Once
+	openAPIBody []byte
+)
+
+func (a *API) openAPI(w http.ResponseWriter, r *http.Request) {
+	openAPIOnce.Do(func() { openAPIBody, _ = json.MarshalIndent(a.buildOpenAPI(), "", "  ") })
+	writeBody(w, http.StatusOK, openAPIBody)
+}
+
+// buildOpenAPI renders the route table as an OpenAPI 3.1 document.
+func (a *API) buildOpenAPI() openAPIDoc {
+	g := &schemaGen{schemas: map[string]any{}}
+	errRef := g.schema(reflect.TypeOf(errorBody{}))
+	doc := openAPIDoc{
+		OpenAPI: "3.1.0",
+		Info:    map[string]any{"title": "payd API", "version": "2.0.0", "description": apiDescription},
+		Servers: []map[string]any{{"url": "/api", "description": "payd serves the API under {public_url}/api"}},
+		Paths:   map[string]map[string]any{},
+		Components: map[string]map[string]any{
+			"schemas": g.schemas,
+			"securitySchemes": {
+				"appId":       map[string]any{"type": "apiKey", "in": "header", "name": "app-id"},
+				"secretKey":   map[string]any{"type": "apiKey", "in": "header", "name": "secret-key"},
+				"bearer":      map[string]any{"type": "http", "scheme": "bearer"},
+				"accessToken": map[string]any{"type": "apiKey", "in": "header", "name": "access-token"},
+			},
+		},
+	}
+	for _, rt := range a.routes {
+		path := rt.path
+		if rt.raw {
+			path = "/.." + rt.path // outside the /api base
+		}
+		op := map[string]any{"summary": rt.summary, "operationId": operationID(rt)}
+		if rt.description != "" {
+			op["description"] = rt.description
+		}
+		if rt.sandboxOnly {
+			op["tags"] = []string{"sandbox"}
+		}
+		op["security"] = security(rt.auth)
+		var params []map[string]any
+		for _, p := range rt.params {
+			params = append(params, map[string]any{"name": p.name, "in": "query", "required": p.required,
+				"description": p.doc, "schema": map[string]any{"type": p.typ}})
+		}
+		if rt.method == http.MethodPost || rt.method == http.MethodPut {
+			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "required": false,
+				"description": "Makes a retry safe (at most 255 characters).", "schema": map[string]any{"type": "string", "maxLength": 255}})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if rt.body != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.body))}}}
+		}
+		responses := map[string]any{}
+		ok := map[string]any{"description": "Success."}
+		if rt.response != nil {
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
+		}
+		responses[strconv.Itoa(rt.status)] = ok
+		for _, code := range rt.errors {
+			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
+				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		}
+		if !rt.raw {
+			responses["500"] = map[string]any{"description": "Internal error (code INTERNAL, with request_id).",
+				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		}
+		op["responses"] = responses
+		if doc.Paths[path] == nil {
+			doc.Paths[path] = map[string]any{}
+		}
+		doc.Paths[path][strings.ToLower(rt.method)] = op
+	}
+	return doc
+}
+
+func operationID(rt route) string {
+	s := strings.NewReplacer("/", "_", ".", "_").Replace(strings.Trim(rt.path, "/"))
+	return strings.ToLower(rt.method) + "_" + s
+}
+
+func security(mode authMode) []map[string][]string {
+	switch mode {
+	case authKeys:
+		return []map[string][]string{{"appId": {}, "secretKey": {}}, {"bearer": {}}, {"accessToken": {}}}
+	case authKeysOnly:
+		return []map[string][]string{{"appId": {}, "secretKey": {}}}
+	case authTokenHeader:
+		return []map[string][]string{{"accessToken": {}}}
+	}
+	return []map[string][]string{}
+}
+
+// schemaGen turns Go types into JSON Schema, naming struct types as components.
+type schemaGen struct {
+	schemas map[string]any
+}
+
+var (
+	stringAmountType = reflect.TypeOf(money.String{})
+	numberAmountType = reflect.TypeOf(money.Number{})
+	timeOutType      = reflect.TypeOf(clock.Time{})
+	rawJSONType      = reflect.TypeOf(json.RawMessage{})
+)
+
+func (g *schemaGen) schema(t reflect.Type) map[string]any {
+	switch t {
+	case amountType:
+		return map[string]any{"oneOf": []any{map[string]any{"type": "number"}, map[string]any{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?$`}},
+			"description": "A JSON number or a decimal string, in the currency's units (100.50)."}
+	case stringAmountType:
+		return map[string]any{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?$`, "description": "Decimal with the currency's precision."}
+	case numberAmountType:
+		return map[string]any{"type": "number"}
+	case timeOutType:
+		return map[string]any{"type": "string", "format": "date-time", "example": "2024-07-29T15:51:28.071Z"}
+	case timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case rawJSONType:
+		return map[string]any{}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return g.schema(t.Elem())
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice, reflect.Array:
+		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
+	case reflect.Struct:
+		return g.structSchema(t)
+	}
+	return map[string]any{}
+}
+
+func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
+	name := componentName(t)
+	ref := map[string]any{"$ref": "#/components/schemas/" + name}
+	if _, ok := g.schemas[name]; ok {
+		return ref
+	}
+	g.schemas[name] = map[string]any{} // placeholder against recursion
+	props := map[string]any{}
+	var required []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		jsonName, opts, _ := strings.Cut(tag, ",")
+		if jsonName == "" {
+			jsonName = f.Name
+		}
+		s := g.schema(f.Type)
+		if _, isRef := s["$ref"]; isRef && (f.Tag.Get("doc") != "" || f.Tag.Get("enum") != "") {
+			s = map[string]any{"allOf": []any{s}}
+		}
+		if d := f.Tag.Get("doc"); d != "" {
+			s["description"] = d
+		}
+		if e := f.Tag.Get("enum"); e != "" {
+			s["enum"] = strings.Split(e, ",")
+		}
+		if f.Type.Kind() == reflect.Pointer {
+			s = map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+		}
+		props[jsonName] = s
+		if f.Tag.Get("required") == "true" || (!strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer) {
+			required = append(required, jsonName)
+		}
+	}
+	sort.Strings(required)
+	obj := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		obj["required"] = required
+	}
+	g.schemas[name] = obj
+	return ref
+}
+
+// componentName names a struct type in the document: package and type, in
+// CamelCase (deposit.Request → DepositRequest).
+func componentName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	if i := strings.LastIndex(pkg, "/"); i >= 0 {
+		pkg = pkg[i+1:]
+	}
+	name := t.Name()
+	if pkg == "httpapi" {
+		return strings.ToUpper(name[:1]) + name[1:]
+	}
+	return strings.ToUpper(pkg[:1]) + pkg[1:] + name
+}

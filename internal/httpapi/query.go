@@ -1,0 +1,81 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+)
+
+// Page list bounds (CONTRACT §3).
+const (
+	defaultPerPage = 20
+	maxPerPage     = 100
+	maxPage        = 1_000_000
+	// maxQueryValueLen bounds any single query value.
+	maxQueryValueLen = 256
+)
+
+// queryReader reads query parameters, collecting every problem.
+type queryReader struct {
+	r      *http.Request
+	fields fault.Fields
+}
+
+func newQuery(r *http.Request) *queryReader {
+	return &queryReader{r: r, fields: fault.Fields{}}
+}
+
+func (q *queryReader) str(name string) string {
+	v := q.r.URL.Query().Get(name)
+	if len(v) > maxQueryValueLen {
+		q.fields.Add(name, "is too long")
+		return ""
+	}
+	return v
+}
+
+// intIn reads an optional integer in [lo, hi], def when absent.
+func (q *queryReader) intIn(name string, def, lo, hi int) int {
+	v := q.str(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		q.fields.Add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+		return def
+	}
+	return n
+}
+
+// from reads an inclusive date filter; a bare date is the start of that day in loc.
+func (q *queryReader) from(name string, loc *time.Location) time.Time {
+	v := q.str(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := clock.ParseDate(v, loc)
+	if err != nil {
+		q.fields.Add(name, "must be a date (YYYY-MM-DD or DD/MM/YY) or an RFC 3339 time")
+	}
+	return t
+}
+
+// to reads an exclusive date bound; a bare date includes that whole day.
+func (q *queryReader) to(name string, loc *time.Location) time.Time {
+	v := q.str(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := clock.ParseDateEnd(v, loc)
+	if err != nil {
+		q.fields.Add(name, "must be a date (YYYY-MM-DD or DD/MM/YY) or an RFC 3339 time")
+	}
+	return t
+}
+
+// err returns the collected problems as a 422 naming each parameter.
+func (q *queryReader) err() error { return q.fields.Err() }

@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"payd/internal/fault"
+	"payd/internal/idempotency"
+)
+
+// encodeJSON is the one encoder of response bodies, so a stored idempotent
+// response and the live one are byte for byte the same.
+func encodeJSON(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// writeJSON writes v with status.
+func (a *API) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeBody(w, status, body)
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// errorBody is the one error envelope of the API (CONTRACT §3).
+type errorBody struct {
+	Errors errorDetail `json:"errors"`
+}
+
+type errorDetail struct {
+	Code      string            `json:"code" doc:"Stable UPPER_SNAKE error code."`
+	Message   string            `json:"message"`
+	Fields    map[string]string `json:"fields,omitempty" doc:"For validation errors: each wrong member's JSON name and what is wrong with it."`
+	RequestID string            `json:"request_id,omitempty" doc:"Present on 500 answers, to quote when reporting the problem."`
+}
+
+// statusOf maps an error kind to its HTTP status: the one place where domain
+// errors meet HTTP.
+func statusOf(k fault.Kind) int {
+	switch k {
+	case fault.Invalid:
+		return http.StatusUnprocessableEntity
+	case fault.Malformed:
+		return http.StatusBadRequest
+	case fault.NotFound:
+		return http.StatusNotFound
+	case fault.Conflict:
+		return http.StatusConflict
+	case fault.Forbidden:
+		return http.StatusForbidden
+	case fault.Unauthenticated:
+		return http.StatusUnauthorized
+	case fault.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case fault.UnsupportedMedia:
+		return http.StatusUnsupportedMediaType
+	case fault.RateLimited:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers err in the errors envelope. An error that is not a domain
+// error is a bug or an outage: it is logged and answered 500 INTERNAL with the
+// request id, never with its text.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, idempotency.ErrReplay) {
+		if c := claimOf(r); c != nil && c.Replayed != nil {
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeBody(w, c.Replayed.Status, c.Replayed.Body)
+			return
+		}
+	}
+	if e, ok := fault.As(err); ok {
+		body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
+		writeBody(w, statusOf(e.Kind), body)
+		return
+	}
+	id := requestID(r.Context())
+	if r.Context().Err() != nil {
+		// The client went away or the server is stopping; nobody reads this answer.
+		a.log.Info("request cancelled", "request_id", id, "err", err)
+	} else {
+		a.log.Error("internal error", "request_id", id, "method", r.Method, "path", r.URL.Path, slog.Any("err", err))
+	}
+	body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: fault.CodeInternal,
+		Message: "internal error; quote request id " + id + " when reporting it", RequestID: id}})
+	writeBody(w, http.StatusInternalServerError, body)
+}

@@ -1,0 +1,229 @@
+// Package idempotency makes a retried POST or PUT safe: the first request
+// with an Idempotency-Key claims the key in the same transaction as its
+// effect and stores its response; a replay gets that response back, a
+// different request under the same key is refused, and a duplicate that
+// arrives while the first is still running is told to wait (409).
+package idempotency
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// MaxKeyLen bounds the Idempotency-Key header (CONTRACT §3).
+const MaxKeyLen = 255
+
+// Retention is how long stored responses are kept (at least 7 days).
+const Retention = 8 * 24 * time.Hour
+
+// Error codes of the idempotency rules.
+const (
+	CodeKeyReused = "IDEMPOTENCY_KEY_REUSED"
+	CodeInFlight  = "IDEMPOTENCY_KEY_IN_USE"
+)
+
+var (
+	errReused   = fault.Rule(CodeKeyReused, "this Idempotency-Key was used with a different request")
+	errInFlight = fault.New(fault.Conflict, CodeInFlight, "a request with this Idempotency-Key is still being processed; retry later")
+)
+
+// Stored is a response kept for replay.
+type Stored struct {
+	Status int
+	Body   []byte
+}
+
+// Request identifies one keyed request.
+type Request struct {
+	MerchantID string
+	Key        string
+	// Hash is the fingerprint of method, path and body.
+	Hash string
+}
+
+// Fingerprint hashes what makes two requests "the same".
+func Fingerprint(method, path string, body []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s\n", method, path)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Keeper checks and stores keyed requests.
+type Keeper struct {
+	db *store.DB
+	mu sync.Mutex
+	// inFlight holds the keys this process is running now, so a duplicate is
+	// refused at once instead of queueing behind SQLite's single writer.
+	inFlight map[string]bool
+}
+
+// NewKeeper returns a Keeper on db.
+func NewKeeper(db *store.DB) *Keeper {
+	return &Keeper{db: db, inFlight: map[string]bool{}}
+}
+
+// Begin starts a keyed request. It returns the stored response when the
+// request is a replay, an error when the key was used for another request or
+// is in flight, and otherwise a Claim to attach to the request's context (and
+// to Release when the request ends).
+func (k *Keeper) Begin(ctx context.Context, r Request) (*Claim, *Stored, error) {
+	if stored, err := lookup(ctx, k.db.Read(), r); stored != nil || err != nil {
+		return nil, stored, err
+	}
+	id := r.MerchantID + "\x00" + r.Key
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.inFlight[id] {
+		return nil, nil, errInFlight
+	}
+	k.inFlight[id] = true
+	return &Claim{keeper: k, req: r, id: id}, nil, nil
+}
+
+// lookup returns the stored response for r, errReused when the key belongs
+// to another request, or nothing when the key is free.
+func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
+	var hash string
+	var s Stored
+	err := q.QueryRowContext(ctx, `SELECT request_hash, status_code, body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
+		r.MerchantID, r.Key).Scan(&hash, &s.Status, &s.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idempotency lookup: %w", err)
+	}
+	if hash != r.Hash {
+		return nil, errReused
+	}
+	return &s, nil
+}
+
+// Claim is a keyed request in progress. It implements store.ClaimHook: the
+// transaction carrying the request's effect also stores the response.
+type Claim struct {
+	keeper *Keeper
+	req    Request
+	id     string
+	// Status and Render produce the stored response from the transaction's
+	// result; the HTTP layer sets them before calling the service.
+	Status int
+	Render func(result any) ([]byte, error)
+	// Replayed is set when, inside the transaction, the key turned out to be
+	// taken already (another process finished the same request first).
+	Replayed *Stored
+	// used is set once a transaction has completed under this claim: one
+	// claim, one effect, so later transactions of the request are not keyed.
+	used   bool
+	stored bool
+}
+
+// ErrReplay tells the HTTP layer to answer with Claim.Replayed: the effect was
+// already made by an earlier request with the same key.
+var ErrReplay = errors.New("idempotent replay")
+
+// Acquire runs at the start of the effect's transaction. On PostgreSQL, a
+// transaction-scoped advisory lock on the key turns a concurrent duplicate
+// from another process into a 409 instead of a second effect; then the key is
+// checked again inside the transaction.
+func (c *Claim) Acquire(ctx context.Context, tx *store.Tx) error {
+	if c.used {
+		return nil
+	}
+	if tx.DB().Dialect() == store.Postgres {
+		var got bool
+		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockID(c.id)).Scan(&got); err != nil {
+			return fmt.Errorf("idempotency lock: %w", err)
+		}
+		if !got {
+			return errInFlight
+		}
+	}
+	stored, err := lookup(ctx, tx, c.req)
+	if err != nil {
+		return err
+	}
+	if stored != nil {
+		c.Replayed = stored
+		return ErrReplay
+	}
+	return nil
+}
+
+// Complete stores the response rendered from the transaction's result. The
+// claim counts as used only once the transaction commits, so a transaction
+// that is rolled back (or retried) leaves it free.
+func (c *Claim) Complete(ctx context.Context, tx *store.Tx, result any) error {
+	if c.used {
+		return nil
+	}
+	if c.Render == nil {
+		// The response is stored by Finish once the handler has written it.
+		tx.AfterCommit(func() { c.used = true })
+		return nil
+	}
+	body, err := c.Render(result)
+	if err != nil {
+		return fmt.Errorf("render idempotent response: %w", err)
+	}
+	if err := insert(ctx, tx, c.req, c.Status, body, time.Now()); err != nil {
+		return err
+	}
+	tx.AfterCommit(func() { c.used, c.stored = true, true })
+	return nil
+}
+
+// Finish stores a response that no transaction stored (an error answer, or a
+// handler without database effect) and releases the key. Responses of 500 and
+// above are not stored, so the client may retry them.
+func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
+	defer c.release()
+	if c.stored || status >= 500 {
+		return nil
+	}
+	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {
+		return insert(ctx, tx, c.req, status, body, time.Now())
+	})
+}
+
+func (c *Claim) release() {
+	c.keeper.mu.Lock()
+	delete(c.keeper.inFlight, c.id)
+	c.keeper.mu.Unlock()
+}
+
+func insert(ctx context.Context, tx *store.Tx, r Request, status int, body []byte, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, key) DO NOTHING`,
+		r.MerchantID, r.Key, r.Hash, status, body, now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store idempotent response: %w", err)
+	}
+	return nil
+}
+
+func lockID(id string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("idempotency\x00" + id))
+	return int64(h.Sum64())
+}
+
+// Purge deletes stored responses older than Retention.
+func Purge(ctx context.Context, tx *store.Tx, now time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-Retention).UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("purge idempotency keys: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,310 @@
+// Package job is payd's durable work queue, kept in the same database as
+// everything else so that work is enqueued in the transaction that makes it
+// necessary: if that transaction rolls back, the job never existed.
+//
+// A job runs inside the transaction that claims it, and is deleted by that
+// same transaction: its effect and its completion commit together, so a job
+// whose handler only touches the database takes effect exactly once, however
+// processes crash. On PostgreSQL, several processes share the queue
+// (FOR UPDATE SKIP LOCKED); a job is never run by two at once.
+package job
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/store"
+)
+
+// Job is a claimed job as its handler sees it.
+type Job struct {
+	ID      int64
+	Kind    string
+	ClockOf string
+	Payload json.RawMessage
+	// Attempt counts from 1.
+	Attempt int
+}
+
+// Handler does a job's work inside tx. Returning an error rolls the work back
+// and retries the job later with a growing delay.
+type Handler func(ctx context.Context, tx *store.Tx, j Job) error
+
+// Observer hears how each run ended ("done", "retry", "failed"), for metrics.
+type Observer func(kind, outcome string, took time.Duration)
+
+// Queue enqueues and runs jobs.
+type Queue struct {
+	db       *store.DB
+	clock    clock.Clock
+	log      *slog.Logger
+	observe  Observer
+	mu       sync.RWMutex
+	handlers map[string]Handler
+	wake     chan struct{}
+	// PollInterval is how often idle workers look for jobs enqueued by other
+	// processes or that became due (a local enqueue wakes them at once).
+	PollInterval time.Duration
+}
+
+// New returns a queue on db.
+func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Queue {
+	if observe == nil {
+		observe = func(string, string, time.Duration) {}
+	}
+	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
+		wake: make(chan struct{}, 1), PollInterval: 250 * time.Millisecond}
+}
+
+// Handle registers the handler of a job kind.
+func (q *Queue) Handle(kind string, h Handler) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.handlers[kind] = h
+}
+
+func (q *Queue) handler(kind string) (Handler, bool) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	h, ok := q.handlers[kind]
+	return h, ok
+}
+
+// Options places a job in time.
+type Options struct {
+	// RunAt is when the job becomes due; zero means now.
+	RunAt time.Time
+	// ClockOf names the merchant whose (sandbox test) clock RunAt is read on;
+	// empty means the real clock.
+	ClockOf string
+	// UniqueKey, when set, makes a second enqueue with the same key a no-op.
+	UniqueKey string
+	// MaxAttempts bounds retries (default 25).
+	MaxAttempts int
+}
+
+const defaultMaxAttempts = 25
+
+// Enqueue adds a job in tx; it exists only if tx commits.
+func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, opt Options) error {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("enqueue %s: %w", kind, err)
+	}
+	runAt := opt.RunAt
+	if runAt.IsZero() {
+		runAt = q.clock.Now()
+	}
+	if opt.MaxAttempts <= 0 {
+		opt.MaxAttempts = defaultMaxAttempts
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO jobs (kind, clock_of, payload, run_at, max_attempts, state, unique_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (unique_key) DO NOTHING`,
+		kind, nullable(opt.ClockOf), string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("enqueue %s: %w", kind, err)
+	}
+	tx.AfterCommit(q.Wake)
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Wake makes idle workers look for work now.
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run works the queue with n workers until ctx is done. A job that is running
+// when ctx ends is rolled back and stays in the queue for the next process.
+func (q *Queue) Run(ctx context.Context, n int) {
+	var wg sync.WaitGroup
+	for range max(1, n) {
+		wg.Go(func() { q.worker(ctx) })
+	}
+	wg.Wait()
+}
+
+func (q *Queue) worker(ctx context.Context) {
+	ticker := time.NewTicker(q.PollInterval)
+	defer ticker.Stop()
+	for ctx.Err() == nil {
+		ran, err := q.RunOne(ctx, "")
+		if err != nil && ctx.Err() == nil {
+			q.log.Error("job queue", "err", err)
+		}
+		if ran {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-q.wake:
+		case <-ticker.C:
+		}
+	}
+}
+
+// dueWhere selects due jobs: run_at is read on the clock of clock_of's merchant.
+const dueWhere = `j.state = 'available' AND j.run_at <= $1 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+
+// RunOne claims one due job (of merchant clockOf only, when given), runs it,
+// and reports whether there was one.
+func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
+	ctx = store.WithoutClaim(ctx)
+	now := q.clock.Now().UnixMilli()
+	// A cheap look on the read path first: idle polling must not take SQLite's write lock.
+	var probe int
+	err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2) LIMIT 1) d`,
+		now, clockOf).Scan(&probe)
+	if err != nil || probe == 0 {
+		return false, err
+	}
+	var claimed *Job
+	var runErr error
+	started := time.Now()
+	err = q.db.Exec(ctx, func(tx *store.Tx) error {
+		claimed, runErr = nil, nil
+		j, err := q.claim(ctx, tx, now, clockOf)
+		if err != nil || j == nil {
+			return err
+		}
+		claimed = j
+		if runErr = q.run(ctx, tx, *j); runErr != nil {
+			return runErr
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
+		return err
+	})
+	if claimed == nil {
+		return false, err
+	}
+	if err == nil {
+		q.observe(claimed.Kind, "done", time.Since(started))
+		return true, nil
+	}
+	if ctx.Err() != nil {
+		return true, nil // shutting down: the rollback handed the job back
+	}
+	if runErr == nil {
+		return true, fmt.Errorf("job %d (%s): %w", claimed.ID, claimed.Kind, err)
+	}
+	return true, q.fail(ctx, *claimed, runErr, time.Since(started))
+}
+
+func (q *Queue) claim(ctx context.Context, tx *store.Tx, now int64, clockOf string) (*Job, error) {
+	var j Job
+	var clockOfCol *string
+	var payload string
+	err := tx.QueryRowContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
+		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)
+		ORDER BY j.run_at, j.id LIMIT 1`+q.db.SkipLocked("j"), now, clockOf).Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim job: %w", err)
+	}
+	if clockOfCol != nil {
+		j.ClockOf = *clockOfCol
+	}
+	j.Payload = json.RawMessage(payload)
+	j.Attempt++
+	return &j, nil
+}
+
+// run calls the job's handler, turning a panic into an error so one bad job
+// cannot stop the worker.
+func (q *Queue) run(ctx context.Context, tx *store.Tx, j Job) (err error) {
+	h, ok := q.handler(j.Kind)
+	if !ok {
+		return fmt.Errorf("no handler for job kind %q", j.Kind)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return h(ctx, tx, j)
+}
+
+// fail records a failed run: the job is retried after a growing delay, or
+// marked failed once it has used its attempts.
+func (q *Queue) fail(ctx context.Context, j Job, runErr error, took time.Duration) error {
+	delay := Backoff(j.Attempt)
+	msg := runErr.Error()
+	if len(msg) > 2000 {
+		msg = msg[:2000]
+	}
+	var state string
+	err := q.db.Exec(ctx, func(tx *store.Tx) error {
+		return tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
+			state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
+			run_at = $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = jobs.clock_of), 0)
+			WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(delay).UnixMilli(), j.ID).Scan(&state)
+	})
+	if err != nil {
+		return fmt.Errorf("record failure of job %d: %w", j.ID, err)
+	}
+	outcome := "retry"
+	if state == "failed" {
+		outcome = "failed"
+	}
+	q.observe(j.Kind, outcome, took)
+	q.log.Warn("job run failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempt, "outcome", outcome, "err", msg)
+	return nil
+}
+
+// Backoff is the delay before retry number attempt: exponential from one
+// second, capped at one hour, with ±20 % jitter so retries do not march in step.
+func Backoff(attempt int) time.Duration {
+	d := time.Second << min(attempt-1, 12)
+	d = min(d, time.Hour)
+	jitter := time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
+	return d + jitter
+}
+
+// RunDue runs every job that is due on merchantID's clock, including jobs
+// that those jobs enqueue, and waits for due jobs another worker is running.
+// The sandbox test clock calls it after moving forward.
+func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
+	for ctx.Err() == nil {
+		ran, err := q.RunOne(ctx, merchantID)
+		if err != nil {
+			return err
+		}
+		if ran {
+			continue
+		}
+		// Nothing we could claim; a due job may still be held by another worker.
+		var n int
+		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE `+dueWhere+` AND j.clock_of = $2`,
+			q.clock.Now().UnixMilli(), merchantID).Scan(&n); err != nil {
+			return fmt.Errorf("run due jobs: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,197 @@
+// Package ledger is the only code that writes balances. Every movement of
+// money is a journal entry whose postings sum to zero per currency; each
+// posting changes one bucket of one account. Merchant-facing buckets
+// (available, incoming, outgoing, rolling_reserve) never go below zero unless
+// the movement says so; the counterpart buckets (external: money that came
+// from or went to the outside world; fees: the platform's revenue) may.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// Bucket names one of an account's balances.
+type Bucket string
+
+const (
+	Available      Bucket = "available"
+	Incoming       Bucket = "incoming"
+	Outgoing       Bucket = "outgoing"
+	RollingReserve Bucket = "rolling_reserve"
+	// External is the counterpart of money entering or leaving payd (bank
+	// transfers in, payouts out). It goes negative as money comes in.
+	External Bucket = "external"
+	// Fees is the counterpart of fees charged to the account.
+	Fees Bucket = "fees"
+)
+
+// buckets lists every bucket an account has, with whether it may go negative.
+var buckets = []struct {
+	name          Bucket
+	allowNegative bool
+}{
+	{Available, false},
+	{Incoming, false},
+	{Outgoing, false},
+	{RollingReserve, false},
+	{External, true},
+	{Fees, true},
+}
+
+// OpenAccount creates the buckets of a new account, all at zero.
+func OpenAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
+	for _, b := range buckets {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_buckets (merchant_id, account_id, name, currency, balance, allow_negative)
+			VALUES ($1, $2, $3, $4, 0, $5)`, merchantID, accountID, string(b.name), currency, b.allowNegative); err != nil {
+			return fmt.Errorf("open ledger account %d: %w", accountID, err)
+		}
+	}
+	return nil
+}
+
+// Leg is one side of a movement: Amount (signed, minor units) is added to the
+// bucket of the account.
+type Leg struct {
+	Account int64
+	Bucket  Bucket
+	Amount  int64
+	// MayGoNegative lets this leg take a merchant bucket below zero (a
+	// chargeback on an emptied account, say). Counterpart buckets always may.
+	MayGoNegative bool
+}
+
+// Entry is one balanced movement.
+type Entry struct {
+	MerchantID string
+	Currency   string
+	// Kind names the movement for people reading the journal ("deposit.receive").
+	Kind string
+	// RecordID is the balance record (Balance ID) the movement belongs to, if any.
+	RecordID string
+	Legs     []Leg
+	At       time.Time
+}
+
+// Post writes e: it locks the buckets in a fixed order (account id, then
+// bucket name), applies each leg with a conditional update that refuses to
+// overdraw, and appends the journal entry and its postings. On
+// INSUFFICIENT_FUNDS nothing is written (the caller's transaction must be
+// rolled back, which returning the error does).
+func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
+	legs, err := normalise(e.Legs)
+	if err != nil {
+		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	type applied struct {
+		bucketID int64
+		amount   int64
+		after    int64
+	}
+	done := make([]applied, 0, len(legs))
+	for _, l := range legs {
+		var id, after int64
+		err := tx.QueryRowContext(ctx, `UPDATE ledger_buckets SET balance = balance + $1
+			WHERE account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5)
+			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative).Scan(&id, &after)
+		if err != nil {
+			return 0, legError(ctx, tx, e, l, err)
+		}
+		done = append(done, applied{id, l.Amount, after})
+	}
+	var entryID int64
+	var record any
+	if e.RecordID != "" {
+		record = e.RecordID
+	}
+	if err := tx.QueryRowContext(ctx, `INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at)
+		VALUES ($1, $2, $3, $4) RETURNING id`, e.MerchantID, record, e.Kind, e.At.UnixMilli()).Scan(&entryID); err != nil {
+		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	var q strings.Builder
+	q.WriteString("INSERT INTO postings (entry_id, bucket_id, currency, amount, balance_after) VALUES ")
+	args := make([]any, 0, 5*len(done))
+	for i, d := range done {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5)
+		args = append(args, entryID, d.bucketID, e.Currency, d.amount, d.after)
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	return entryID, nil
+}
+
+// normalise merges legs on the same bucket, drops zero legs, checks the entry
+// balances, and sorts the legs into the lock order.
+func normalise(in []Leg) ([]Leg, error) {
+	type key struct {
+		account int64
+		bucket  Bucket
+	}
+	merged := map[key]*Leg{}
+	var order []key
+	var sum int64
+	for _, l := range in {
+		if l.Bucket == "" || l.Account == 0 {
+			return nil, fmt.Errorf("leg without account or bucket")
+		}
+		sum += l.Amount
+		k := key{l.Account, l.Bucket}
+		if m, ok := merged[k]; ok {
+			m.Amount += l.Amount
+			m.MayGoNegative = m.MayGoNegative || l.MayGoNegative
+			continue
+		}
+		c := l
+		merged[k] = &c
+		order = append(order, k)
+	}
+	if sum != 0 {
+		return nil, fmt.Errorf("entry does not balance: legs sum to %d", sum)
+	}
+	out := make([]Leg, 0, len(order))
+	for _, k := range order {
+		if merged[k].Amount != 0 {
+			out = append(out, *merged[k])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("entry moves nothing")
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Account != out[j].Account {
+			return out[i].Account < out[j].Account
+		}
+		return out[i].Bucket < out[j].Bucket
+	})
+	return out, nil
+}
+
+// legError explains why a leg's update matched no row: the bucket is missing
+// (a programming error) or the movement would overdraw it.
+func legError(ctx context.Context, tx *store.Tx, e Entry, l Leg, err error) error {
+	if !isNoRows(err) {
+		return fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	var balance int64
+	if err := tx.QueryRowContext(ctx, `SELECT balance FROM ledger_buckets WHERE account_id = $1 AND name = $2 AND currency = $3`,
+		l.Account, string(l.Bucket), e.Currency).Scan(&balance); err != nil {
+		return fmt.Errorf("post %s: no %s bucket in %s for account %d: %w", e.Kind, l.Bucket, e.Currency, l.Account, err)
+	}
+	return &fault.Error{Kind: fault.Invalid, Code: fault.CodeInsufficientFunds,
+		Message: fmt.Sprintf("insufficient funds: the %s balance is lower than the amount required", l.Bucket)}
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -1,0 +1,66 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"payd/internal/store"
+)
+
+// Problem is one broken ledger invariant.
+type Problem struct {
+	Check  string `json:"check"`
+	Detail string `json:"detail"`
+}
+
+// Verify checks every ledger invariant over the whole database and returns
+// the breaks it finds (none means the ledger is sound):
+//   - every journal entry's postings sum to zero per currency;
+//   - every bucket's balance equals the sum of its postings;
+//   - each bucket's postings, in order, carry a running balance that adds up;
+//   - no bucket that may not go negative is below zero;
+//   - postings are in their bucket's currency;
+//   - an entry and its balance record belong to the same merchant.
+func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
+	checks := []struct {
+		name  string
+		query string
+	}{
+		{"entry_balances", `SELECT 'entry ' || CAST(entry_id AS TEXT) || ' ' || currency || ' sums to ' || CAST(SUM(amount) AS TEXT)
+			FROM postings GROUP BY entry_id, currency HAVING SUM(amount) <> 0`},
+		{"entry_has_postings", `SELECT 'entry ' || CAST(e.id AS TEXT) || ' has no postings'
+			FROM journal_entries e WHERE NOT EXISTS (SELECT 1 FROM postings p WHERE p.entry_id = e.id)`},
+		{"bucket_sum", `SELECT 'bucket ' || CAST(b.id AS TEXT) || ' (' || b.name || ') holds ' || CAST(b.balance AS TEXT) || ' but its postings sum to ' || CAST(COALESCE(s.total, 0) AS TEXT)
+			FROM ledger_buckets b LEFT JOIN (SELECT bucket_id, SUM(amount) AS total FROM postings GROUP BY bucket_id) s ON s.bucket_id = b.id
+			WHERE b.balance <> COALESCE(s.total, 0)`},
+		{"running_balance", `SELECT 'posting ' || CAST(id AS TEXT) || ' says balance ' || CAST(balance_after AS TEXT) || ' but the running sum is ' || CAST(running AS TEXT)
+			FROM (SELECT id, balance_after, SUM(amount) OVER (PARTITION BY bucket_id ORDER BY id) AS running FROM postings) r
+			WHERE balance_after <> running`},
+		{"non_negative", `SELECT 'bucket ' || CAST(id AS TEXT) || ' (' || name || ') is ' || CAST(balance AS TEXT)
+			FROM ledger_buckets WHERE balance < 0 AND NOT allow_negative`},
+		{"posting_currency", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' is in ' || p.currency || ' but its bucket is in ' || b.currency
+			FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id WHERE p.currency <> b.currency`},
+		{"record_owner", `SELECT 'entry ' || CAST(e.id AS TEXT) || ' belongs to merchant ' || e.merchant_id || ' but its balance record to ' || r.merchant_id
+			FROM journal_entries e JOIN balance_records r ON r.id = e.balance_record_id WHERE r.merchant_id <> e.merchant_id`},
+	}
+	var out []Problem
+	for _, c := range checks {
+		rows, err := q.QueryContext(ctx, c.query)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", c.name, err)
+		}
+		for rows.Next() {
+			var detail string
+			if err := rows.Scan(&detail); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("verify %s: %w", c.name, err)
+			}
+			out = append(out, Problem{Check: c.name, Detail: detail})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("verify %s: %w", c.name, err)
+		}
+	}
+	return out, nil
+}

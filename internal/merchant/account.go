@@ -1,0 +1,144 @@
+package merchant
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// Account is a payments or treasury account of a merchant.
+type Account struct {
+	ID            int64
+	MerchantID    string
+	Kind          AccountKind
+	Currency      string
+	AccountNumber string
+	AccountType   AccountType
+	Status        string
+	// Methods lists the enabled method codes; nil means the catalogue's defaults for the currency.
+	Methods   []string
+	Approvals bool
+	// ReserveBPS is the rolling reserve held from each payin, in basis points.
+	ReserveBPS  int64
+	ReserveDays int
+	MinBalance  int64
+	CreatedAt   time.Time
+}
+
+const accountColumns = `id, merchant_id, kind, currency, account_number, account_type, status, methods, approvals,
+	reserve_bps, reserve_days, min_balance, created_at`
+
+func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
+	var a Account
+	var methods *string
+	var created int64
+	err := row.Scan(&a.ID, &a.MerchantID, &a.Kind, &a.Currency, &a.AccountNumber, &a.AccountType, &a.Status, &methods,
+		&a.Approvals, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &created)
+	if methods != nil {
+		a.Methods = splitMethods(*methods)
+	}
+	a.CreatedAt = time.UnixMilli(created).UTC()
+	return a, err
+}
+
+func splitMethods(s string) []string {
+	out := []string{}
+	for _, m := range strings.Split(s, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// AccountByNumber finds one of merchantID's accounts by its number; another
+// merchant's number answers as not found.
+func AccountByNumber(ctx context.Context, q store.Querier, merchantID, number string) (Account, error) {
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND account_number = $2`, merchantID, number))
+	if isNoRows(err) {
+		return Account{}, fault.NotFoundf("no account with number %s", number)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: %w", number, err)
+	}
+	return a, nil
+}
+
+// AccountByCurrency finds merchantID's account of kind in currency.
+func AccountByCurrency(ctx context.Context, q store.Querier, merchantID string, kind AccountKind, currency string) (Account, error) {
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,
+		merchantID, string(kind), currency))
+	if isNoRows(err) {
+		return Account{}, fault.NotFoundf("no %s %s account", currency, kind)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("%s account: %w", currency, err)
+	}
+	return a, nil
+}
+
+// AccountUpdate changes account settings; nil members stay as they are.
+type AccountUpdate struct {
+	Approvals   *bool
+	Methods     *[]string
+	AccountType *AccountType
+}
+
+var methodCode = regexp.MustCompile(`^[a-z0-9_]{3,64}$`)
+
+// UpdateAccount applies u to merchantID's payments account in currency and returns it.
+func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string, u AccountUpdate) (Account, error) {
+	f := fault.Fields{}
+	if u.AccountType != nil && *u.AccountType != Aggregated && *u.AccountType != Dedicated {
+		f.Add("account_type", "must be aggregated or dedicated")
+	}
+	if u.Methods != nil {
+		for _, m := range *u.Methods {
+			if !methodCode.MatchString(m) {
+				f.Add("methods", fmt.Sprintf("%q is not a method code", m))
+			}
+		}
+	}
+	if err := f.Err(); err != nil {
+		return Account{}, err
+	}
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Account, error) {
+		acc, err := AccountByCurrency(ctx, tx, merchantID, Payments, currency)
+		if err != nil {
+			return Account{}, err
+		}
+		if u.Approvals != nil {
+			acc.Approvals = *u.Approvals
+		}
+		if u.Methods != nil {
+			acc.Methods = *u.Methods
+		}
+		if u.AccountType != nil {
+			acc.AccountType = *u.AccountType
+		}
+		var methods any
+		if acc.Methods != nil {
+			methods = strings.Join(acc.Methods, ",")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3 WHERE id = $4`,
+			acc.Approvals, methods, string(acc.AccountType), acc.ID); err != nil {
+			return Account{}, fmt.Errorf("update account: %w", err)
+		}
+		return acc, nil
+	})
+}
+
+// OpenTreasury opens a treasury account for the merchant in currency.
+func (s *Service) OpenTreasury(ctx context.Context, merchantID, currency string) (Account, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Account, error) {
+		if _, err := openAccount(ctx, tx, merchantID, Treasury, currency, false, s.clock.Now()); err != nil {
+			return Account{}, err
+		}
+		return AccountByCurrency(ctx, tx, merchantID, Treasury, currency)
+	})
+}

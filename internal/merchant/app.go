@@ -1,0 +1,188 @@
+package merchant
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// NewApp is a freshly made key pair; SecretKey is shown this once.
+type NewApp struct {
+	AppID     string `json:"app_id"`
+	SecretKey string `json:"secret_key"`
+	Currency  string `json:"currency"`
+}
+
+const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	limit := 256 - 256%len(alnum)
+	buf := make([]byte, 1)
+	for i := 0; i < n; {
+		if _, err := rand.Read(buf); err != nil {
+			panic(fmt.Sprintf("crypto/rand: %v", err))
+		}
+		if int(buf[0]) >= limit {
+			continue
+		}
+		b[i] = alnum[int(buf[0])%len(alnum)]
+		i++
+	}
+	return string(b)
+}
+
+// hashSecret is how secrets and tokens are stored. They carry 238 random bits,
+// so a fast hash is enough: there is nothing to guess.
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func createApp(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, now time.Time) (NewApp, error) {
+	secret := "sk_" + randomToken(40)
+	appID, err := store.InsertUnique(ctx, func() string { return randomToken(24) }, func(id string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO apps (app_id, merchant_id, account_id, secret_hash, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (app_id) DO NOTHING`, id, merchantID, accountID, hashSecret(secret), now.UnixMilli()))
+	})
+	if err != nil {
+		return NewApp{}, fmt.Errorf("create app: %w", err)
+	}
+	return NewApp{AppID: appID, SecretKey: secret}, nil
+}
+
+// CreateApp issues a new key pair for the merchant's payments account in currency.
+func (s *Service) CreateApp(ctx context.Context, merchantID, currency string) (NewApp, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (NewApp, error) {
+		var accountID int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,
+			merchantID, string(Payments), currency).Scan(&accountID)
+		if isNoRows(err) {
+			return NewApp{}, fault.NotFoundf("merchant %s has no %s payments account", merchantID, currency)
+		}
+		if err != nil {
+			return NewApp{}, fmt.Errorf("create app: %w", err)
+		}
+		app, err := createApp(ctx, tx, merchantID, accountID, s.clock.Now())
+		app.Currency = currency
+		return app, err
+	})
+}
+
+// RevokeApp disables an app and, with it, every access token it was issued.
+func (s *Service) RevokeApp(ctx context.Context, merchantID, appID string) error {
+	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE apps SET revoked_at = $1 WHERE app_id = $2 AND merchant_id = $3 AND revoked_at IS NULL`,
+			s.clock.Now().UnixMilli(), appID, merchantID))
+		if err != nil {
+			return fmt.Errorf("revoke app: %w", err)
+		}
+		if !ok {
+			return fault.NotFoundf("merchant %s has no active app %s", merchantID, appID)
+		}
+		return nil
+	})
+}
+
+// Principal is the caller of an API request: the merchant, and the payments
+// account its app is bound to ("the currency tied to the calling app-id").
+type Principal struct {
+	MerchantID    string
+	Country       string
+	Timezone      string
+	AppID         string
+	AccountID     int64
+	Currency      string
+	AccountNumber string
+	AccountType   AccountType
+	// ClockOffset is how far the merchant's sandbox test clock runs ahead of the real clock.
+	ClockOffset time.Duration
+}
+
+// ErrUnauthenticated is every authentication failure; the reason is not told.
+var ErrUnauthenticated = &fault.Error{Kind: fault.Unauthenticated, Code: fault.CodeRequireLogin, Message: "Not Authorised"}
+
+const principalColumns = `a.app_id, m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type`
+
+func scanPrincipal(row interface{ Scan(...any) error }, extra ...any) (Principal, error) {
+	var p Principal
+	var offset int64
+	dest := append([]any{&p.AppID, &p.MerchantID, &p.Country, &p.Timezone, &offset, &p.AccountID, &p.Currency, &p.AccountNumber, &p.AccountType}, extra...)
+	err := row.Scan(dest...)
+	p.ClockOffset = time.Duration(offset) * time.Millisecond
+	return p, err
+}
+
+// dummyHash is compared against when the app does not exist, so an unknown
+// app-id costs the same time as a wrong secret.
+var dummyHash = hashSecret("no such app")
+
+// Authenticate checks an app-id/secret-key pair.
+func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Principal, error) {
+	if appID == "" || secretKey == "" || len(appID) > 64 || len(secretKey) > 128 {
+		return Principal{}, ErrUnauthenticated
+	}
+	var stored string
+	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
+		FROM apps a JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.id = a.account_id
+		WHERE a.app_id = $1 AND a.revoked_at IS NULL`, appID), &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		subtle.ConstantTimeCompare([]byte(dummyHash), []byte(hashSecret(secretKey)))
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(hashSecret(secretKey))) != 1 {
+		return Principal{}, ErrUnauthenticated
+	}
+	return p, nil
+}
+
+// TokenLifetime is how long an access token is accepted (spec: 3600 seconds).
+const TokenLifetime = 3600 * time.Second
+
+// IssueToken makes an access token for the principal's app, valid for
+// TokenLifetime on the merchant's clock.
+func (s *Service) IssueToken(ctx context.Context, p Principal) (string, error) {
+	token := "at_" + randomToken(48)
+	now := s.clock.Now().Add(p.ClockOffset)
+	err := s.db.Exec(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (token_hash, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4)`,
+			hashSecret(token), p.AppID, now.Add(TokenLifetime).UnixMilli(), now.UnixMilli())
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("issue token: %w", err)
+	}
+	return token, nil
+}
+
+// AuthenticateToken checks an access token: it must exist, its app must not be
+// revoked, and it must not have expired on the merchant's clock.
+func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principal, error) {
+	if token == "" || len(token) > 128 {
+		return Principal{}, ErrUnauthenticated
+	}
+	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`
+		FROM access_tokens t JOIN apps a ON a.app_id = t.app_id JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.id = a.account_id
+		WHERE t.token_hash = $1 AND a.revoked_at IS NULL AND t.expires_at > $2 + m.clock_offset_ms`, hashSecret(token), s.clock.Now().UnixMilli()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticate token: %w", err)
+	}
+	return p, nil
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

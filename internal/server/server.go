@@ -1,0 +1,162 @@
+// Package server assembles payd: it opens the database, applies migrations,
+// builds the services, and runs the HTTP API and the job workers until told
+// to stop. cmd/payd and the end-to-end tests both start payd through it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/deposit"
+	"payd/internal/httpapi"
+	"payd/internal/idempotency"
+	"payd/internal/job"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// Config is what payd serve is told (CONTRACT §1).
+type Config struct {
+	DB        string
+	Env       httpapi.Environment
+	PublicURL string
+	Log       *slog.Logger
+	// Clock defaults to the real clock.
+	Clock clock.Clock
+	// Workers is the number of job workers (default 2).
+	Workers int
+	// StoreOptions tunes the database (tests relax SQLite's fsync).
+	StoreOptions store.Options
+}
+
+// Server is a running payd's parts.
+type Server struct {
+	cfg       Config
+	DB        *store.DB
+	Queue     *job.Queue
+	Merchants *merchant.Service
+	Deposits  *deposit.Service
+	API       *httpapi.API
+	Metrics   *httpapi.Metrics
+}
+
+// Open connects to the database, migrates it, and builds the services.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Env == "" {
+		cfg.Env = httpapi.Sandbox
+	}
+	if cfg.Env != httpapi.Sandbox && cfg.Env != httpapi.Production {
+		return nil, fmt.Errorf("environment %q: want sandbox or production", cfg.Env)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	db, err := store.Open(ctx, cfg.DB, cfg.StoreOptions)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	for _, m := range applied {
+		cfg.Log.Info("migration applied", "migration", m)
+	}
+	s := &Server{cfg: cfg, DB: db, Metrics: httpapi.NewMetrics()}
+	s.Queue = job.New(db, cfg.Clock, cfg.Log, s.Metrics.ObserveJob)
+	s.Merchants = merchant.NewService(db, cfg.Clock)
+	s.Deposits = deposit.NewService(db, s.Queue, cfg.Clock)
+	s.Queue.Handle(jobPurgeIdempotency, func(ctx context.Context, tx *store.Tx, _ job.Job) error {
+		_, err := idempotency.Purge(ctx, tx, cfg.Clock.Now())
+		return err
+	})
+	s.API = httpapi.New(httpapi.Deps{
+		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,
+		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits,
+	})
+	return s, nil
+}
+
+const jobPurgeIdempotency = "idempotency.purge"
+
+// Handler is the root HTTP handler.
+func (s *Server) Handler() http.Handler { return s.API.Handler() }
+
+// Close releases the database.
+func (s *Server) Close() error { return s.DB.Close() }
+
+// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
+const shutdownGrace = 20 * time.Second
+
+// Serve answers HTTP on ln and runs the job workers until ctx is done, then
+// stops cleanly: the listener closes, in-flight requests finish, running jobs
+// roll back and stay queued for the next start.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+	}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Queue.Run(workCtx, s.cfg.Workers) })
+	wg.Go(func() { s.schedulePeriodic(workCtx) })
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.cfg.Log.Info("listening on http://" + ln.Addr().String())
+
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		serveErr = srv.Shutdown(shutdownCtx)
+		cancel()
+	}
+	stopWork()
+	wg.Wait()
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// schedulePeriodic enqueues housekeeping once an hour; the unique key keeps
+// several processes from queueing it more than once per hour.
+func (s *Server) schedulePeriodic(ctx context.Context) {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		hour := s.cfg.Clock.Now().UTC().Format("2006010215")
+		err := s.DB.Exec(ctx, func(tx *store.Tx) error {
+			return s.Queue.Enqueue(ctx, tx, jobPurgeIdempotency, struct{}{}, job.Options{UniqueKey: jobPurgeIdempotency + ":" + hour, MaxAttempts: 3})
+		})
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("schedule housekeeping", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// migrationLockID is the PostgreSQL advisory lock that serialises migrations
+// when several payd processes start at once.
+const migrationLockID = 7_201_118_406
+
+// Migration is one numbered schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the embedded migrations of a dialect in order.
+func Migrations(d Dialect) ([]Migration, error) {
+	dir := path.Join("migrations", string(d))
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number and _", name)
+		}
+		body, err := fs.ReadFile(migrations, path.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Migrate applies every embedded migration not yet applied, each in its own
+// transaction. It is safe to call from several processes at once.
+func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
+	all, err := Migrations(db.dialect)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	if db.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockID); err != nil {
+			return nil, fmt.Errorf("migrate: lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockID)
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	done := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		done[v] = true
+	}
+	rows.Close()
+	for _, m := range all {
+		if done[m.Version] {
+			continue
+		}
+		if err := applyMigration(ctx, conn, m); err != nil {
+			return applied, err
+		}
+		applied = append(applied, m.Name)
+	}
+	return applied, nil
+}
+
+func applyMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	// Another process may have applied it between our read and our lock.
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = $1", m.Version).Scan(&n); err != nil || n > 0 {
+		tx.Rollback()
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	return nil
+}

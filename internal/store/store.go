@@ -1,0 +1,201 @@
+// Package store owns the database handle: opening SQLite or PostgreSQL, the
+// embedded migrations, transactions, and the few places where the two SQL
+// dialects differ. Every other package writes plain SQL with $N placeholders,
+// which both drivers accept.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Dialect names the SQL database behind a DB.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DB is payd's database: one write path and one read path. On SQLite the write
+// path is a single connection (SQLite has one writer; a Go-side queue is cheaper
+// than lock retries) and reads use a separate pool that never blocks it (WAL).
+// On PostgreSQL both paths are the same pool.
+type DB struct {
+	dialect Dialect
+	write   *sql.DB
+	read    *sql.DB
+	claims  ClaimHook
+}
+
+// Options tunes Open. The zero value is what payd serve uses.
+type Options struct {
+	// MaxConns bounds the PostgreSQL pool (default 16) and the SQLite read
+	// pool (default 4).
+	MaxConns int
+	// SQLiteSynchronous overrides PRAGMA synchronous. The default, FULL, makes
+	// every acknowledged commit survive power loss; tests may pass NORMAL.
+	SQLiteSynchronous string
+}
+
+// Open connects to dsn: "sqlite:FILE" (or a path ending in .db) for the
+// embedded store, "postgres://…" or "postgresql://…" for PostgreSQL.
+func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
+	var (
+		db  *DB
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err = openPostgres(dsn, opt)
+	case strings.HasPrefix(dsn, "sqlite:"):
+		db, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"), opt)
+	default:
+		return nil, fmt.Errorf("database %q: want sqlite:FILE or postgres://…", redact(dsn))
+	}
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.write.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
+	}
+	return db, nil
+}
+
+func openPostgres(dsn string, opt Options) (*DB, error) {
+	pool, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	n := opt.MaxConns
+	if n <= 0 {
+		n = 16
+	}
+	pool.SetMaxOpenConns(n)
+	pool.SetMaxIdleConns(n)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	return &DB{dialect: Postgres, write: pool, read: pool}, nil
+}
+
+func openSQLite(path string, opt Options) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty file name")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	sync := opt.SQLiteSynchronous
+	if sync == "" {
+		sync = "FULL"
+	}
+	params := url.Values{}
+	params.Add("_pragma", "busy_timeout(10000)")
+	params.Add("_pragma", "journal_mode(WAL)")
+	params.Add("_pragma", "synchronous("+sync+")")
+	params.Add("_pragma", "foreign_keys(1)")
+	writeParams := cloneValues(params)
+	writeParams.Set("_txlock", "immediate")
+	write, err := sql.Open("sqlite", "file:"+path+"?"+writeParams.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+
+	readParams := cloneValues(params)
+	readParams.Add("_pragma", "query_only(1)")
+	read, err := sql.Open("sqlite", "file:"+path+"?"+readParams.Encode())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	n := opt.MaxConns
+	if n <= 0 {
+		n = max(4, runtime.GOMAXPROCS(0))
+	}
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	return &DB{dialect: SQLite, write: write, read: read}, nil
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// redact hides a password in a connection string before it is logged.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Dialect reports which database this is.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Read returns the handle for reads outside a transaction.
+func (db *DB) Read() *sql.DB { return db.read }
+
+// Ping checks that the database answers (readiness).
+func (db *DB) Ping(ctx context.Context) error {
+	return db.write.PingContext(ctx)
+}
+
+// Close releases every connection.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// ForUpdate is the row-locking suffix for a SELECT inside a write transaction.
+// SQLite has no row locks (its single writer already serialises), so it is empty there.
+func (db *DB) ForUpdate() string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// SkipLocked is ForUpdate for queue claims: other transactions' locked rows are skipped.
+func (db *DB) SkipLocked(of string) string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE OF " + of + " SKIP LOCKED"
+	}
+	return ""
+}
+
+// Querier is what both *sql.DB and *Tx offer, so read helpers take either.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}

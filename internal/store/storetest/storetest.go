@@ -1,0 +1,106 @@
+// Package storetest opens throwaway databases for tests: a SQLite file always,
+// and a fresh PostgreSQL schema whenever PAYD_TEST_POSTGRES_DSN is set.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"payd/internal/store"
+)
+
+// DSNEnv names the variable that points the tests at a PostgreSQL server.
+const DSNEnv = "PAYD_TEST_POSTGRES_DSN"
+
+// Target is one database a test runs against.
+type Target struct {
+	Name string
+	// DSN opens a fresh, migrated, empty database each call.
+	DSN func(t testing.TB) string
+}
+
+// Targets returns SQLite, plus PostgreSQL when PAYD_TEST_POSTGRES_DSN is set.
+func Targets() []Target {
+	out := []Target{{Name: "sqlite", DSN: SQLiteDSN}}
+	if os.Getenv(DSNEnv) != "" {
+		out = append(out, Target{Name: "postgres", DSN: PostgresDSN})
+	}
+	return out
+}
+
+// Each runs fn once per target as a subtest, with a freshly migrated database.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, target := range Targets() {
+		t.Run(target.Name, func(t *testing.T) {
+			fn(t, Open(t, target.DSN(t)))
+		})
+	}
+}
+
+// EachDSN is Each for tests that open the database themselves (a started payd).
+func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	for _, target := range Targets() {
+		t.Run(target.Name, func(t *testing.T) { fn(t, target.DSN(t)) })
+	}
+}
+
+// Open opens and migrates dsn and closes it when the test ends.
+func Open(t testing.TB, dsn string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn, store.Options{SQLiteSynchronous: "NORMAL"})
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}
+
+// SQLiteDSN returns the DSN of a new SQLite file in the test's temporary directory.
+func SQLiteDSN(t testing.TB) string {
+	return "sqlite:" + t.TempDir() + "/payd.db"
+}
+
+// PostgresDSN creates an empty schema on the test server, points a DSN's
+// search_path at it, and drops it when the test ends.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(DSNEnv)
+	if base == "" {
+		t.Skip(DSNEnv + " not set")
+	}
+	schema := "t_" + strings.ToLower(store.RandomID(12))
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", DSNEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
