@@ -21,6 +21,7 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/store"
+	"payd/internal/webhook"
 )
 
 // Environment is a deployment's kind: the sandbox routes its simulation
@@ -43,6 +44,7 @@ type Deps struct {
 	Queue     *job.Queue
 	Merchants *merchant.Service
 	Deposits  *deposit.Service
+	Webhooks  *webhook.Dispatcher
 }
 
 // API serves payd's HTTP interface.
@@ -162,6 +164,7 @@ func (a *API) table() []route {
 	out = append(out, a.balanceRoutes()...)
 	out = append(out, a.depositRoutes()...)
 	out = append(out, a.sandboxRoutes()...)
+	out = append(out, a.webhookRoutes()...)
 	return out
 }
 

@@ -16,6 +16,8 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	jobs     *prometheus.CounterVec
 	jobTime  *prometheus.HistogramVec
+	webhooks *prometheus.CounterVec
+	hookLag  prometheus.Histogram
 }
 
 // NewMetrics registers payd's metrics and the Go and process collectors
@@ -37,8 +39,15 @@ func NewMetrics() *Metrics {
 			Name: "payd_job_duration_seconds", Help: "Job run time by kind.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"kind"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payd_webhook_attempts_total", Help: "Webhook delivery attempts by outcome (delivered, retry, failed).",
+		}, []string{"outcome"}),
+		hookLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "payd_webhook_attempt_duration_seconds", Help: "Time a receiver took to answer a webhook delivery.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15},
+		}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, m.jobs, m.jobTime,
+	m.Registry.MustRegister(m.requests, m.latency, m.jobs, m.jobTime, m.webhooks, m.hookLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -52,4 +61,15 @@ func (m *Metrics) observeRequest(route string, status int, took time.Duration) {
 func (m *Metrics) ObserveJob(kind, outcome string, took time.Duration) {
 	m.jobs.WithLabelValues(kind, outcome).Inc()
 	m.jobTime.WithLabelValues(kind).Observe(took.Seconds())
+}
+
+// ObserveWebhook records one delivery attempt.
+func (m *Metrics) ObserveWebhook(outcome string, latency time.Duration) {
+	m.webhooks.WithLabelValues(outcome).Inc()
+	m.hookLag.Observe(latency.Seconds())
+}
+
+// GaugeFunc registers a gauge read at scrape time (queue depths).
+func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 }

@@ -20,6 +20,7 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/store"
+	"payd/internal/webhook"
 )
 
 // Config is what payd serve is told (CONTRACT §1).
@@ -34,6 +35,8 @@ type Config struct {
 	Workers int
 	// StoreOptions tunes the database (tests relax SQLite's fsync).
 	StoreOptions store.Options
+	// WebhookSchedule overrides the webhook retry delays (tests shorten them).
+	WebhookSchedule []time.Duration
 }
 
 // Server is a running payd's parts.
@@ -43,6 +46,7 @@ type Server struct {
 	Queue     *job.Queue
 	Merchants *merchant.Service
 	Deposits  *deposit.Service
+	Webhooks  *webhook.Dispatcher
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
 }
@@ -84,9 +88,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		_, err := idempotency.Purge(ctx, tx, cfg.Clock.Now())
 		return err
 	})
+	s.Webhooks = webhook.NewDispatcher(db, cfg.Clock, cfg.Log, webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}, s.Metrics.ObserveWebhook)
+	if cfg.WebhookSchedule != nil {
+		s.Webhooks.Schedule = cfg.WebhookSchedule
+	}
+	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,
-		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits,
+		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
 	})
 	return s, nil
 }
@@ -119,6 +128,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Queue.Run(workCtx, s.cfg.Workers) })
 	wg.Go(func() { s.schedulePeriodic(workCtx) })
+	wg.Go(func() { s.Webhooks.Run(workCtx) })
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -159,4 +169,23 @@ func (s *Server) schedulePeriodic(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// registerGauges exposes queue depths, read from the database at scrape time.
+func (s *Server) registerGauges() {
+	count := func(query string) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			var n int64
+			if err := s.DB.Read().QueryRowContext(ctx, query).Scan(&n); err != nil {
+				return -1
+			}
+			return float64(n)
+		}
+	}
+	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
+		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
+	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue.",
+		count(`SELECT count(*) FROM jobs WHERE state = 'available'`))
 }

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"payd/internal/fault"
+	"payd/internal/webhook"
+)
+
+type deliveryList struct {
+	Records []webhook.Delivery `json:"records" doc:"Events about the record, newest first, each with its attempts."`
+}
+
+type resendRequest struct {
+	ID string `json:"id" doc:"The event id (webhook-id) to send again."`
+}
+
+func (a *API) webhookRoutes() []route {
+	return []route{
+		{method: "GET", path: "/v2/webhooks/deliveries", auth: authKeys,
+			summary:  "The webhook events about a record and every delivery attempt.",
+			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The record's uuid (or id)."}},
+			response: deliveryList{}, status: 200, errors: []int{401, 422}, handle: a.listDeliveries},
+		{method: "POST", path: "/v2/webhooks/deliveries/resend", auth: authKeys,
+			summary:     "Send a webhook event again.",
+			description: "Queues another attempt now, whatever the event's state; if it fails, the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) starts over. The webhook-id stays the same.",
+			body:        resendRequest{}, response: webhook.Delivery{}, status: 200, errors: []int{400, 401, 404, 422}, handle: a.resendDelivery},
+		{method: "POST", path: "/v2/webhooks/test", auth: authKeys,
+			summary:     "Send a ping event to a receiver, through the same path as every event.",
+			description: "The ping is signed, retried and logged like any event (X-Event-Type: ping). Production accepts only https endpoints on public addresses.",
+			body:        webhook.Target{}, response: webhook.Delivery{}, status: 201, errors: []int{400, 401, 422}, handle: a.testWebhook},
+	}
+}
+
+func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	uuid := q.str("uuid")
+	if uuid == "" {
+		q.fields.Add("uuid", "is required")
+	}
+	if err := q.err(); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	list, err := a.Webhooks.Deliveries(r.Context(), principal(r).MerchantID, uuid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, deliveryList{Records: list})
+}
+
+func (a *API) resendDelivery(w http.ResponseWriter, r *http.Request) {
+	var req resendRequest
+	if err := decode(r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.ID == "" || len(req.ID) > 64 {
+		a.fail(w, r, fault.Field("id", "is required"))
+		return
+	}
+	expect(r, http.StatusOK, nil)
+	d, err := a.Webhooks.Resend(r.Context(), principal(r).MerchantID, req.ID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, d)
+}
+
+func (a *API) testWebhook(w http.ResponseWriter, r *http.Request) {
+	var req webhook.Target
+	if err := decode(r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	expect(r, http.StatusCreated, nil)
+	p := principal(r)
+	d, err := a.Webhooks.SendPing(r.Context(), p.MerchantID, req, a.now(p))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusCreated, d)
+}

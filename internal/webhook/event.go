@@ -1,0 +1,170 @@
+// Package webhook is the one way payd notifies merchants. Services call Emit
+// inside the transaction that changes state, which writes the event to an
+// outbox table: if the transaction rolls back, the event never existed; if it
+// commits, the dispatcher delivers it at least once, retrying on the
+// contract's schedule, signing every attempt (Standard Webhooks) and logging
+// each one for GET /v2/webhooks/deliveries.
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// Target is where a source's notifications go, as the merchant configured
+// it ("webhook_notification", "payment_request_notification", ...).
+type Target struct {
+	EndpointURL         string `json:"endpoint_url" doc:"Receiver of the notifications (https in production)."`
+	AuthorizationHeader string `json:"authorization_header,omitempty" doc:"Sent verbatim as the Authorization header of every delivery."`
+}
+
+// IsZero reports whether no endpoint is configured (nothing is sent).
+func (t Target) IsZero() bool { return t.EndpointURL == "" }
+
+// Policy says which endpoints a deployment may call.
+type Policy struct {
+	// AllowPrivate permits http and private, loopback and link-local
+	// addresses (the sandbox); production refuses them.
+	AllowPrivate bool
+}
+
+// Bounds of a target.
+const (
+	maxURLLen  = 2048
+	maxAuthLen = 1024
+)
+
+// Validate checks a target when a merchant configures it; field names the
+// request member holding the target ("webhook_notification"), or "" when
+// the target's members are at the top of the body. Addresses that a host name
+// resolves to are checked again when dialling, so a DNS answer that changes
+// later cannot reach a private address.
+func (p Policy) Validate(field string, t Target) error {
+	name, authName := member(field, "endpoint_url"), member(field, "authorization_header")
+	if t.IsZero() {
+		if t.AuthorizationHeader != "" {
+			return fault.Field(name, "is required when authorization_header is set")
+		}
+		return nil
+	}
+	if len(t.EndpointURL) > maxURLLen {
+		return fault.Field(name, fmt.Sprintf("is longer than %d characters", maxURLLen))
+	}
+	if len(t.AuthorizationHeader) > maxAuthLen || strings.ContainsAny(t.AuthorizationHeader, "\r\n\x00") {
+		return fault.Field(authName, fmt.Sprintf("must be one line of at most %d characters", maxAuthLen))
+	}
+	u, err := url.Parse(t.EndpointURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		return fault.Field(name, "must be an absolute http(s) URL without credentials")
+	}
+	if p.AllowPrivate {
+		return nil
+	}
+	if u.Scheme != "https" {
+		return fault.Field(name, "must use https")
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return fault.Field(name, "must not point at this machine (localhost)")
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) {
+		return fault.Field(name, fmt.Sprintf("must not point at a private, loopback or link-local address (%s)", ip))
+	}
+	return nil
+}
+
+// member names a nested request member ("webhook_notification.endpoint_url").
+func member(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+// publicAddr reports whether ip is a routable public address.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() &&
+		!ip.IsInterfaceLocalMulticast() && !ip.IsMulticast() && !ip.IsUnspecified() && !sharedOrReserved(ip)
+}
+
+// sharedOrReserved covers ranges the netip predicates miss: carrier-grade NAT
+// (100.64.0.0/10), 0.0.0.0/8, the benchmarking and documentation ranges, and
+// 240.0.0.0/4.
+func sharedOrReserved(ip netip.Addr) bool {
+	for _, p := range reservedPrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+var reservedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("2001:db8::/32"),
+}
+
+// Event is one notification to send.
+type Event struct {
+	MerchantID string
+	// Type is sent as X-Event-Type ("payin.received", "payout.rejected", "ping").
+	Type string
+	// RecordUUID is the record the event is about; the delivery log is looked up by it.
+	RecordUUID string
+	Target     Target
+	// Payload is the record exactly as its detail endpoint returns it.
+	Payload any
+	At      time.Time
+}
+
+// maxBodyBytes bounds an event body.
+const maxBodyBytes = 256 << 10
+
+// Emit writes ev to the outbox in tx: it is delivered if and only if tx
+// commits. An event without a target is dropped (nothing is configured to
+// hear it). It returns the event's id (the webhook-id header of every attempt).
+func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, error) {
+	if ev.Target.IsZero() {
+		return "", nil
+	}
+	body, err := json.Marshal(ev.Payload)
+	if err != nil {
+		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
+	}
+	if len(body) > maxBodyBytes {
+		return "", fmt.Errorf("emit %s: body of %d bytes is over the %d byte bound", ev.Type, len(body), maxBodyBytes)
+	}
+	at := ev.At
+	if at.IsZero() {
+		at = d.clock.Now()
+	}
+	now := d.clock.Now().UnixMilli()
+	id, err := store.InsertUnique(ctx, func() string { return "msg_" + store.RandomID(20) }, func(id string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
+			authorization_header, body, status, next_attempt_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8) ON CONFLICT (id) DO NOTHING`,
+			id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()))
+	})
+	if err != nil {
+		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
+	}
+	tx.AfterCommit(d.Wake)
+	return id, nil
+}

@@ -1,0 +1,173 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// Delivery is an event and its attempts, as GET /v2/webhooks/deliveries shows it.
+type Delivery struct {
+	ID            string      `json:"id" doc:"The event id, sent as webhook-id on every attempt."`
+	EventType     string      `json:"event_type"`
+	UUID          string      `json:"uuid" doc:"The record the event is about."`
+	EndpointURL   string      `json:"endpoint_url"`
+	Status        Status      `json:"status" enum:"pending,delivered,failed"`
+	NextAttemptAt *clock.Time `json:"next_attempt_at" doc:"When the next attempt is due; null once delivered or failed."`
+	DeliveredAt   *clock.Time `json:"delivered_at"`
+	CreatedAt     clock.Time  `json:"created_at"`
+	Attempts      []Attempt   `json:"attempts"`
+}
+
+// Attempt is one try at delivering an event.
+type Attempt struct {
+	Attempt    int        `json:"attempt"`
+	At         clock.Time `json:"at"`
+	StatusCode *int       `json:"status_code" doc:"The receiver's HTTP status; null when no answer came."`
+	LatencyMS  int64      `json:"latency_ms"`
+	Error      *string    `json:"error" doc:"Why the attempt did not count as delivered; null on success."`
+}
+
+// maxListed bounds the events listed for one record.
+const maxListed = 100
+
+// Deliveries lists the events about record uuid of merchantID, newest first.
+func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([]Delivery, error) {
+	rows, err := d.db.Read().QueryContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
+		FROM webhook_events WHERE merchant_id = $1 AND record_uuid = $2 ORDER BY created_at DESC, id DESC LIMIT $3`, merchantID, uuid, maxListed)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	out := []Delivery{}
+	for rows.Next() {
+		dl, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, dl)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
+	var dl Delivery
+	var next, delivered sql.NullInt64
+	var created int64
+	if err := row.Scan(&dl.ID, &dl.EventType, &dl.UUID, &dl.EndpointURL, &dl.Status, &next, &delivered, &created); err != nil {
+		return Delivery{}, err
+	}
+	dl.CreatedAt = clock.Time{T: clock.FromMillis(created)}
+	if next.Valid && dl.Status == Pending {
+		dl.NextAttemptAt = &clock.Time{T: clock.FromMillis(next.Int64)}
+	}
+	if delivered.Valid {
+		dl.DeliveredAt = &clock.Time{T: clock.FromMillis(delivered.Int64)}
+	}
+	dl.Attempts = []Attempt{}
+	return dl, nil
+}
+
+func (d *Dispatcher) attempts(ctx context.Context, q store.Querier, eventID string) ([]Attempt, error) {
+	rows, err := q.QueryContext(ctx, `SELECT attempt, started_at, status_code, latency_ms, error FROM webhook_attempts
+		WHERE event_id = $1 ORDER BY attempt`, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts: %w", err)
+	}
+	defer rows.Close()
+	out := []Attempt{}
+	for rows.Next() {
+		var a Attempt
+		var at int64
+		var code sql.NullInt64
+		var errText sql.NullString
+		if err := rows.Scan(&a.Attempt, &at, &code, &a.LatencyMS, &errText); err != nil {
+			return nil, err
+		}
+		a.At = clock.Time{T: clock.FromMillis(at)}
+		if code.Valid {
+			c := int(code.Int64)
+			a.StatusCode = &c
+		}
+		if errText.Valid {
+			a.Error = &errText.String
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Delivery reads one event of merchantID by its id.
+func (d *Dispatcher) Delivery(ctx context.Context, q store.Querier, merchantID, id string) (Delivery, error) {
+	dl, err := scanDelivery(q.QueryRowContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
+		FROM webhook_events WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Delivery{}, fault.NotFoundf("no webhook event %s", id)
+	}
+	if err != nil {
+		return Delivery{}, fmt.Errorf("read delivery %s: %w", id, err)
+	}
+	dl.Attempts, err = d.attempts(ctx, q, id)
+	return dl, err
+}
+
+// Resend queues an event for another attempt now, whatever its state; if it
+// fails again, the retry schedule starts over. The webhook-id stays the same,
+// so a receiver that already processed it can recognise the duplicate.
+func (d *Dispatcher) Resend(ctx context.Context, merchantID, id string) (Delivery, error) {
+	return store.Do(ctx, d.db, func(tx *store.Tx) (Delivery, error) {
+		now := d.clock.Now().UnixMilli()
+		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $1,
+			locked_until = NULL, updated_at = $1 WHERE merchant_id = $2 AND id = $3`, now, merchantID, id))
+		if err != nil {
+			return Delivery{}, fmt.Errorf("resend %s: %w", id, err)
+		}
+		if !ok {
+			return Delivery{}, fault.NotFoundf("no webhook event %s", id)
+		}
+		tx.AfterCommit(d.Wake)
+		return d.Delivery(ctx, tx, merchantID, id)
+	})
+}
+
+// Ping is the body of a test event.
+type Ping struct {
+	Type      string     `json:"type" enum:"ping"`
+	UUID      string     `json:"uuid"`
+	CreatedAt clock.Time `json:"created_at"`
+}
+
+// SendPing emits a ping event to target through the same path as every
+// other event (signing, retries, log), so a merchant can check a receiver.
+func (d *Dispatcher) SendPing(ctx context.Context, merchantID string, target Target, now time.Time) (Delivery, error) {
+	if err := d.policy.Validate("", target); err != nil {
+		return Delivery{}, err
+	}
+	if target.IsZero() {
+		return Delivery{}, fault.Field("endpoint_url", "is required")
+	}
+	return store.Do(ctx, d.db, func(tx *store.Tx) (Delivery, error) {
+		uuid := store.RandomID(store.UUIDLen)
+		id, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
+			Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
+		if err != nil {
+			return Delivery{}, err
+		}
+		return d.Delivery(ctx, tx, merchantID, id)
+	})
+}

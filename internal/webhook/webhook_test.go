@@ -1,0 +1,466 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"payd/internal/clock"
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// fastSchedule keeps retries within a test's patience.
+var fastSchedule = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}
+
+func newMerchant(t *testing.T, db *store.DB) string {
+	t.Helper()
+	id := store.RandomID(store.UUIDLen)
+	err := db.Exec(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `INSERT INTO merchants (id, name, country, timezone, webhook_secret, created_at)
+			VALUES ($1, 'M', 'AU', 'Australia/Sydney', $2, 0)`, id, testSecret)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("insert merchant: %v", err)
+	}
+	return id
+}
+
+func newDispatcher(db *store.DB, policy Policy) *Dispatcher {
+	d := NewDispatcher(db, clock.Real{}, slog.New(slog.DiscardHandler), policy, nil)
+	d.Schedule = fastSchedule
+	d.PollInterval = 5 * time.Millisecond
+	return d
+}
+
+// run starts d until the test ends.
+func run(t *testing.T, d *Dispatcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func emit(t *testing.T, db *store.DB, d *Dispatcher, merchantID, uuid string, target Target, payload any) string {
+	t.Helper()
+	id, err := store.Do(context.Background(), db, func(tx *store.Tx) (string, error) {
+		return d.Emit(context.Background(), tx, Event{MerchantID: merchantID, Type: "test.event", RecordUUID: uuid, Target: target, Payload: payload})
+	})
+	if err != nil {
+		t.Fatalf("emit: %v", err)
+	}
+	return id
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func status(t *testing.T, d *Dispatcher, merchantID, id string) Delivery {
+	t.Helper()
+	dl, err := d.Delivery(context.Background(), d.db.Read(), merchantID, id)
+	if err != nil {
+		t.Fatalf("delivery %s: %v", id, err)
+	}
+	return dl
+}
+
+func TestSignVerifiesWithStandardWebhooks(t *testing.T) {
+	at := time.Now()
+	body := []byte(`{"uuid":"ABCD1234","status":"received"}`)
+	sig, err := Sign(testSecret, "msg_1", at, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := standardwebhooks.NewWebhook(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("webhook-id", "msg_1")
+	h.Set("webhook-timestamp", jsonInt(at.Unix()))
+	h.Set("webhook-signature", sig)
+	if err := wh.Verify(body, h); err != nil {
+		t.Errorf("Verify = %v, want nil", err)
+	}
+	if err := wh.Verify(append(body, ' '), h); err == nil {
+		t.Errorf("Verify of an altered body = nil, want an error")
+	}
+}
+
+func jsonInt(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestPolicyValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  Policy
+		target  Target
+		wantErr bool
+	}{
+		{"empty target is allowed (nothing is sent)", Policy{}, Target{}, false},
+		{"auth without endpoint", Policy{}, Target{AuthorizationHeader: "x"}, true},
+		{"production https public", Policy{}, Target{EndpointURL: "https://hooks.example.com/payd"}, false},
+		{"production http", Policy{}, Target{EndpointURL: "http://hooks.example.com/payd"}, true},
+		{"production loopback ip", Policy{}, Target{EndpointURL: "https://127.0.0.1:8443/x"}, true},
+		{"production localhost", Policy{}, Target{EndpointURL: "https://localhost/x"}, true},
+		{"production private ip", Policy{}, Target{EndpointURL: "https://10.1.2.3/x"}, true},
+		{"production link-local ip", Policy{}, Target{EndpointURL: "https://169.254.169.254/latest"}, true},
+		{"production ipv6 loopback", Policy{}, Target{EndpointURL: "https://[::1]/x"}, true},
+		{"production cgnat", Policy{}, Target{EndpointURL: "https://100.64.1.1/x"}, true},
+		{"sandbox http loopback", Policy{AllowPrivate: true}, Target{EndpointURL: "http://127.0.0.1:9000/hook"}, false},
+		{"not a url", Policy{AllowPrivate: true}, Target{EndpointURL: "hooks"}, true},
+		{"ftp", Policy{AllowPrivate: true}, Target{EndpointURL: "ftp://example.com/"}, true},
+		{"credentials in url", Policy{AllowPrivate: true}, Target{EndpointURL: "https://u:p@example.com/"}, true},
+		{"header injection", Policy{AllowPrivate: true}, Target{EndpointURL: "https://example.com/", AuthorizationHeader: "a\r\nX-Evil: 1"}, true},
+		{"too long", Policy{AllowPrivate: true}, Target{EndpointURL: "https://example.com/" + strings.Repeat("a", 3000)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.policy.Validate("webhook_notification", tt.target)
+			if got := err != nil; got != tt.wantErr {
+				t.Errorf("Validate(%+v) = %v, want error %v", tt.target, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestRetriesUntilDelivered: a receiver that fails twice then answers 200
+// gets three attempts, each signed and carrying the same webhook-id, and the
+// log shows all three.
+func TestRetriesUntilDelivered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		wh, _ := standardwebhooks.NewWebhook(testSecret)
+		var mu sync.Mutex
+		var ids, auths, types []string
+		var verifyErrs []error
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			defer mu.Unlock()
+			ids = append(ids, r.Header.Get("webhook-id"))
+			auths = append(auths, r.Header.Get("Authorization"))
+			types = append(types, r.Header.Get("X-Event-Type"))
+			if err := wh.Verify(body, r.Header); err != nil {
+				verifyErrs = append(verifyErrs, err)
+			}
+			if string(body) != `{"status":"received","uuid":"REC00001"}` {
+				verifyErrs = append(verifyErrs, errors.New("body "+string(body)))
+			}
+			if len(ids) <= 2 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		}))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		run(t, d)
+		id := emit(t, db, d, merchantID, "REC00001", Target{EndpointURL: srv.URL, AuthorizationHeader: "Token abc"},
+			map[string]string{"uuid": "REC00001", "status": "received"})
+		waitFor(t, "delivery", 10*time.Second, func() bool { return status(t, d, merchantID, id).Status == Delivered })
+
+		dl := status(t, d, merchantID, id)
+		if len(dl.Attempts) != 3 {
+			t.Fatalf("attempts = %d, want 3: %+v", len(dl.Attempts), dl.Attempts)
+		}
+		wantCodes := []int{503, 503, 200}
+		for i, a := range dl.Attempts {
+			if a.Attempt != i+1 || a.StatusCode == nil || *a.StatusCode != wantCodes[i] {
+				t.Errorf("attempt %d = %+v, want status %d", i+1, a, wantCodes[i])
+			}
+		}
+		if dl.DeliveredAt == nil || dl.NextAttemptAt != nil {
+			t.Errorf("delivered event: delivered_at %v, next_attempt_at %v", dl.DeliveredAt, dl.NextAttemptAt)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range ids {
+			if ids[i] != id || auths[i] != "Token abc" || types[i] != "test.event" {
+				t.Errorf("attempt %d headers: webhook-id %q, Authorization %q, X-Event-Type %q", i+1, ids[i], auths[i], types[i])
+			}
+		}
+		if len(verifyErrs) > 0 {
+			t.Errorf("signature or body problems: %v", verifyErrs)
+		}
+	})
+}
+
+// TestRolledBackEventIsNeverSent: an event emitted in a transaction that
+// rolls back leaves nothing behind.
+func TestRolledBackEventIsNeverSent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var hits atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		errRollback := errors.New("state change failed")
+		err := db.Exec(context.Background(), func(tx *store.Tx) error {
+			if _, err := d.Emit(context.Background(), tx, Event{MerchantID: merchantID, Type: "x", RecordUUID: "R1", Target: Target{EndpointURL: srv.URL}, Payload: 1}); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			t.Fatalf("Exec = %v", err)
+		}
+		// A committed event after it proves the dispatcher is running and would have sent the first.
+		run(t, d)
+		id := emit(t, db, d, merchantID, "R2", Target{EndpointURL: srv.URL}, 2)
+		waitFor(t, "delivery", 10*time.Second, func() bool { return status(t, d, merchantID, id).Status == Delivered })
+		var n int
+		db.Read().QueryRow(`SELECT count(*) FROM webhook_events`).Scan(&n)
+		if n != 1 || hits.Load() != 1 {
+			t.Errorf("events stored %d, receiver hits %d; want 1 and 1", n, hits.Load())
+		}
+	})
+}
+
+// TestGoneStopsAndScheduleEnds: 410 stops at once; a receiver that always
+// fails is marked failed after the schedule; Resend delivers it later.
+func TestGoneStopsAndScheduleEnds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var healthy atomic.Bool
+		gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+		defer gone.Close()
+		flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !healthy.Load() {
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+		}))
+		defer flaky.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		run(t, d)
+		goneID := emit(t, db, d, merchantID, "R1", Target{EndpointURL: gone.URL}, 1)
+		failID := emit(t, db, d, merchantID, "R2", Target{EndpointURL: flaky.URL}, 2)
+		waitFor(t, "410 to stop", 10*time.Second, func() bool { return status(t, d, merchantID, goneID).Status == Failed })
+		waitFor(t, "schedule to end", 10*time.Second, func() bool { return status(t, d, merchantID, failID).Status == Failed })
+		if got := len(status(t, d, merchantID, goneID).Attempts); got != 1 {
+			t.Errorf("410: attempts = %d, want 1", got)
+		}
+		if got := len(status(t, d, merchantID, failID).Attempts); got != len(fastSchedule)+1 {
+			t.Errorf("always failing: attempts = %d, want %d", got, len(fastSchedule)+1)
+		}
+		healthy.Store(true)
+		if _, err := d.Resend(context.Background(), merchantID, failID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "resent delivery", 10*time.Second, func() bool { return status(t, d, merchantID, failID).Status == Delivered })
+		if _, err := d.Resend(context.Background(), "OTHER123", failID); err == nil {
+			t.Errorf("Resend by another merchant = nil, want not found")
+		}
+	})
+}
+
+// TestRetryAfterIsHonoured: the receiver's Retry-After replaces the schedule's delay.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		run(t, d)
+		id := emit(t, db, d, merchantID, "R1", Target{EndpointURL: srv.URL}, 1)
+		waitFor(t, "first attempt", 10*time.Second, func() bool { return len(status(t, d, merchantID, id).Attempts) == 1 })
+		dl := status(t, d, merchantID, id)
+		if dl.NextAttemptAt == nil {
+			t.Fatalf("no next attempt: %+v", dl)
+		}
+		wait := time.Until(dl.NextAttemptAt.T)
+		if wait < 100*time.Second || wait > 121*time.Second {
+			t.Errorf("next attempt in %s, want about 120s (Retry-After)", wait)
+		}
+	})
+}
+
+// TestProductionRefusesPrivateAddressWhenDialling: a name that resolves to
+// loopback is refused at connect time, whatever validation said.
+func TestProductionRefusesPrivateAddressWhenDialling(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var hits atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{})
+		run(t, d)
+		id := emit(t, db, d, merchantID, "R1", Target{EndpointURL: strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)}, 1)
+		waitFor(t, "refused attempt", 10*time.Second, func() bool { return len(status(t, d, merchantID, id).Attempts) >= 1 })
+		a := status(t, d, merchantID, id).Attempts[0]
+		if a.Error == nil || !strings.Contains(*a.Error, "not a public address") || a.StatusCode != nil {
+			t.Errorf("attempt = %+v, want a refusal naming the address", a)
+		}
+		if hits.Load() != 0 {
+			t.Errorf("receiver was reached %d times", hits.Load())
+		}
+	})
+}
+
+// TestManyEventsFlakyReceiver: 1,000 events to a receiver that answers 500
+// to a random 30 % of attempts are all delivered; duplicates are counted.
+func TestManyEventsFlakyReceiver(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		const n = 1000
+		var mu sync.Mutex
+		got := map[string]int{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if rand.IntN(100) < 30 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			mu.Lock()
+			got[r.Header.Get("webhook-id")]++
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		d.Schedule = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond,
+			time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
+		d.MaxPerEndpoint = 16
+		ids := make([]string, 0, n)
+		err := db.Exec(context.Background(), func(tx *store.Tx) error {
+			for i := range n {
+				id, err := d.Emit(context.Background(), tx, Event{MerchantID: merchantID, Type: "bulk", RecordUUID: "R", Target: Target{EndpointURL: srv.URL}, Payload: i})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, d)
+		waitFor(t, "every event delivered", 120*time.Second, func() bool {
+			var pending int
+			db.Read().QueryRow(`SELECT count(*) FROM webhook_events WHERE status <> 'delivered'`).Scan(&pending)
+			return pending == 0
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		duplicates := 0
+		for _, id := range ids {
+			if got[id] == 0 {
+				t.Errorf("event %s never reached the receiver", id)
+			}
+			duplicates += max(0, got[id]-1)
+		}
+		t.Logf("%d events delivered, %d duplicate deliveries", len(ids), duplicates)
+	})
+}
+
+// TestSlowEndpointDoesNotStarveOthers: one receiver that hangs holds at most
+// MaxPerEndpoint attempts; events for another receiver keep flowing.
+func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		release := make(chan struct{})
+		var slowNow, slowMax atomic.Int64
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := slowNow.Add(1)
+			defer slowNow.Add(-1)
+			for {
+				m := slowMax.Load()
+				if n <= m || slowMax.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			<-release
+		}))
+		defer slow.Close()
+		defer close(release)
+		var fastHits atomic.Int64
+		fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fastHits.Add(1) }))
+		defer fast.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		d.MaxInFlight, d.MaxPerEndpoint = 8, 3
+		for i := range 20 {
+			emit(t, db, d, merchantID, "S", Target{EndpointURL: slow.URL}, i)
+		}
+		run(t, d)
+		for i := range 10 {
+			emit(t, db, d, merchantID, "F", Target{EndpointURL: fast.URL}, i)
+		}
+		waitFor(t, "fast receiver served", 10*time.Second, func() bool { return fastHits.Load() == 10 })
+		if m := slowMax.Load(); m > 3 {
+			t.Errorf("slow receiver had %d concurrent attempts, want at most 3", m)
+		}
+	})
+}
+
+// TestTwoDispatchersShareTheOutbox: two processes on one database deliver
+// every event, and never attempt one event at the same time.
+func TestTwoDispatchersShareTheOutbox(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var mu sync.Mutex
+		inFlight := map[string]bool{}
+		delivered := map[string]int{}
+		var overlaps atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get("webhook-id")
+			mu.Lock()
+			if inFlight[id] {
+				overlaps.Add(1)
+			}
+			inFlight[id] = true
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			inFlight[id] = false
+			delivered[id]++
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		a, b := newDispatcher(db, Policy{AllowPrivate: true}), newDispatcher(db, Policy{AllowPrivate: true})
+		a.MaxPerEndpoint, b.MaxPerEndpoint = 8, 8
+		const n = 200
+		for i := range n {
+			emit(t, db, a, merchantID, "R", Target{EndpointURL: srv.URL}, i)
+		}
+		run(t, a)
+		run(t, b)
+		waitFor(t, "every event delivered", 60*time.Second, func() bool {
+			var pending int
+			db.Read().QueryRow(`SELECT count(*) FROM webhook_events WHERE status <> 'delivered'`).Scan(&pending)
+			return pending == 0
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if len(delivered) != n || overlaps.Load() != 0 {
+			t.Errorf("delivered %d distinct events (want %d), %d overlapping attempts (want 0)", len(delivered), n, overlaps.Load())
+		}
+	})
+}
