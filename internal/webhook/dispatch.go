@@ -55,7 +55,9 @@ type Dispatcher struct {
 	// PollInterval is how often an idle dispatcher looks for due events
 	// (retries that became due, events committed by other processes).
 	PollInterval time.Duration
-	// Lease is how long a claimed event is reserved for this process.
+	// Lease is how long a claimed event is reserved for this process: longer
+	// than an attempt can take (Timeout), short enough that an event held by a
+	// process that crashed is retried soon after by another.
 	Lease time.Duration
 
 	mu       sync.Mutex
@@ -71,7 +73,7 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 	}
 	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, wake: make(chan struct{}, 1),
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 32, MaxPerEndpoint: 4,
-		PollInterval: 250 * time.Millisecond, Lease: time.Minute, busy: map[string]int{}}
+		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}}
 	d.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,
