@@ -15,12 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"payd/internal/clock"
+	"payd/internal/contact"
 	"payd/internal/deposit"
 	"payd/internal/fault"
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/store"
+	"payd/internal/web"
 	"payd/internal/webhook"
 )
 
@@ -45,6 +47,9 @@ type Deps struct {
 	Merchants *merchant.Service
 	Deposits  *deposit.Service
 	Webhooks  *webhook.Dispatcher
+	Contacts  *contact.Service
+	// Pages serves the browser-facing paths of web.Prefixes.
+	Pages http.Handler
 }
 
 // API serves payd's HTTP interface.
@@ -70,6 +75,11 @@ func New(d Deps) *API {
 			continue
 		}
 		a.add(rt)
+	}
+	if d.Pages != nil {
+		for _, prefix := range web.Prefixes {
+			a.mux.Handle(prefix, d.Pages)
+		}
 	}
 	a.addFallbacks()
 	return a
@@ -165,6 +175,7 @@ func (a *API) table() []route {
 	out = append(out, a.depositRoutes()...)
 	out = append(out, a.sandboxRoutes()...)
 	out = append(out, a.webhookRoutes()...)
+	out = append(out, a.contactRoutes()...)
 	return out
 }
 

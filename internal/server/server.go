@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"payd/internal/clock"
+	"payd/internal/contact"
 	"payd/internal/deposit"
 	"payd/internal/httpapi"
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/store"
+	"payd/internal/web"
 	"payd/internal/webhook"
 )
 
@@ -47,6 +49,8 @@ type Server struct {
 	Merchants *merchant.Service
 	Deposits  *deposit.Service
 	Webhooks  *webhook.Dispatcher
+	Contacts  *contact.Service
+	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
 }
@@ -92,10 +96,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.WebhookSchedule != nil {
 		s.Webhooks.Schedule = cfg.WebhookSchedule
 	}
+	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
+	s.Contacts = contact.NewService(db, cfg.Clock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
+	s.Pages = web.New(web.Deps{Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
+		Contacts: s.Contacts, Pages: s.Pages,
 	})
 	return s, nil
 }

@@ -1,0 +1,5 @@
+package httpapi
+
+func (a *API) contactRoutes() []route {
+	return nil
+}

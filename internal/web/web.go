@@ -1,0 +1,37 @@
+// Package web serves payd's browser-facing pages: the hosted payment pages
+// of payins and payment gateway links, the identity verification page, and
+// the merchant portal. Pages are html/template with embedded assets; there is
+// no front-end build step.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+
+	"payd/internal/contact"
+)
+
+// Deps are the services the pages call.
+type Deps struct {
+	Log       *slog.Logger
+	PublicURL string
+	Contacts  *contact.Service
+}
+
+// Pages serves every browser-facing path (outside /api).
+type Pages struct {
+	Deps
+	mux *http.ServeMux
+}
+
+// New returns the pages handler with every page mounted.
+func New(d Deps) *Pages {
+	p := &Pages{Deps: d, mux: http.NewServeMux()}
+	p.mountVerify()
+	return p
+}
+
+// Prefixes are the path prefixes the pages own; the API routes them here.
+var Prefixes = []string{"/pay/", "/verify/", "/checkout/", "/portal/", "/assets/"}
+
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
