@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -55,6 +56,7 @@ func required(flags map[string]*string) error {
 		}
 	}
 	if len(missing) > 0 {
+		slices.Sort(missing) // map order is random; the message should not be
 		return usageError{"missing " + strings.Join(missing, ", ")}
 	}
 	return nil

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // IANA zones even on machines without a zoneinfo database
@@ -109,13 +111,16 @@ func isUsage(err error) bool {
 }
 
 func printError(w io.Writer, err error) {
+	if e, ok := fault.As(err); ok && len(e.Fields) > 1 {
+		// The message already lists every field; one line each, in a fixed order, reads better.
+		fmt.Fprintln(w, "payd: invalid input:")
+		for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+			fmt.Fprintf(w, "  %s: %s\n", k, e.Fields[k])
+		}
+		return
+	}
 	if e, ok := fault.As(err); ok {
 		fmt.Fprintf(w, "payd: %s\n", e.Message)
-		for k, v := range e.Fields {
-			if len(e.Fields) > 1 {
-				fmt.Fprintf(w, "  %s: %s\n", k, v)
-			}
-		}
 		return
 	}
 	fmt.Fprintf(w, "payd: %v\n", err)

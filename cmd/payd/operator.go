@@ -242,7 +242,9 @@ func runLedgerVerify(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, *dsn, store.Options{})
+	// Migrate like every other operator command: a database payd has not
+	// used yet has an empty ledger, which holds every invariant.
+	_, db, err := openMerchants(ctx, *dsn)
 	if err != nil {
 		return err
 	}
