@@ -21,6 +21,7 @@ import (
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
+	"payd/internal/payin"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -48,6 +49,7 @@ type Deps struct {
 	Deposits  *deposit.Service
 	Webhooks  *webhook.Dispatcher
 	Contacts  *contact.Service
+	Payins    *payin.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -176,6 +178,7 @@ func (a *API) table() []route {
 	out = append(out, a.sandboxRoutes()...)
 	out = append(out, a.webhookRoutes()...)
 	out = append(out, a.contactRoutes()...)
+	out = append(out, a.payinRoutes()...)
 	return out
 }
 

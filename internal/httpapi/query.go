@@ -79,3 +79,30 @@ func (q *queryReader) to(name string, loc *time.Location) time.Time {
 
 // err returns the collected problems as a 422 naming each parameter.
 func (q *queryReader) err() error { return q.fields.Err() }
+
+// paging reads page (from 1) and per_page (1 to 100, default 20).
+func (q *queryReader) paging() (page, perPage int) {
+	return q.intIn("page", 1, 1, maxPage), q.intIn("per_page", defaultPerPage, 1, maxPerPage)
+}
+
+// pageList is the envelope of every page list (CONTRACT §3).
+type pageList[T any] struct {
+	PerPage   int `json:"per_page"`
+	Page      int `json:"page"`
+	TotalPage int `json:"total_page"`
+	Total     int `json:"total"`
+	Records   []T `json:"records"`
+}
+
+func newPageList[T any](records []T, page, perPage, total int) pageList[T] {
+	if records == nil {
+		records = []T{}
+	}
+	return pageList[T]{PerPage: perPage, Page: page, TotalPage: (total + perPage - 1) / perPage, Total: total, Records: records}
+}
+
+// pagingParams documents page and per_page.
+var pagingParams = []param{
+	{name: "page", typ: "integer", doc: "Page number, from 1."},
+	{name: "per_page", typ: "integer", doc: "Records per page, 1 to 100 (default 20)."},
+}

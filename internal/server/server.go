@@ -20,6 +20,7 @@ import (
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
+	"payd/internal/payin"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -50,6 +51,7 @@ type Server struct {
 	Deposits  *deposit.Service
 	Webhooks  *webhook.Dispatcher
 	Contacts  *contact.Service
+	Payins    *payin.Service
 	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
@@ -98,12 +100,19 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
 	s.Contacts = contact.NewService(db, cfg.Clock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
+	linkKey, err := db.Secret(ctx, "links")
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: cfg.Clock, Log: cfg.Log, Webhooks: s.Webhooks,
+		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Pages: s.Pages,
+		Contacts: s.Contacts, Payins: s.Payins, Pages: s.Pages,
 	})
 	return s, nil
 }

@@ -1,0 +1,461 @@
+package payin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/store"
+)
+
+// Job kinds of the payin lifecycle.
+const (
+	jobExpire         = "payin.expire"
+	jobClear          = "payin.clear"
+	jobReleaseReserve = "payin.release_reserve"
+	jobIssuePayCode   = "payin.issue_pay_code"
+	jobRefund         = "payin.refund"
+)
+
+// setStatus moves r to status (and writes its other changed columns), then
+// emits the status change webhook, all in tx.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at time.Time) error {
+	r.status, r.updatedAt = to, at.UnixMilli()
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET status = $1, stage = $2, paid_amount = $3, fee = $4, reserve = $5,
+		refunded = $6, last_refund = $7, refund_description = $8, pay_code = $9, otp_attempts = $10, balance_id = $11, updated_at = $12
+		WHERE uuid = $13`, string(r.status), r.stage, r.paid, r.fee, r.reserve, r.refunded, r.lastRefund, r.refundDescription,
+		r.payCode, r.otpAttempts, r.balanceID, r.updatedAt, r.uuid); err != nil {
+		return fmt.Errorf("update payin %s: %w", r.uuid, err)
+	}
+	return s.emit(ctx, tx, *r, "payin."+string(to), at)
+}
+
+// SimulateRequest is the body of POST /v2/payins/simulate (sandbox).
+type SimulateRequest struct {
+	UUID   string      `json:"uuid" required:"true"`
+	Status string      `json:"status" required:"true" enum:"completed,failed" doc:"completed: the customer paid (received); failed: the payment failed."`
+	Amount money.Input `json:"amount,omitempty" doc:"What the customer paid; defaults to total."`
+}
+
+// Simulate completes or fails a pending payin as the sandbox rail.
+func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req SimulateRequest) (Payin, error) {
+	if req.UUID == "" || (req.Status != "completed" && req.Status != "failed") {
+		f := fault.Fields{}
+		if req.UUID == "" {
+			f.Add("uuid", "is required")
+		}
+		if req.Status != "completed" && req.Status != "failed" {
+			f.Add("status", "must be completed or failed")
+		}
+		return Payin{}, f.Err()
+	}
+	now := clock.Offset(s.clock, p.ClockOffset).Now()
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
+		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+		if err != nil {
+			return Payin{}, err
+		}
+		if r.status != Pending {
+			return Payin{}, fault.State("payin %s is %s; only a pending payin can be completed or failed", r.uuid, r.status)
+		}
+		if r.stage == StageAuthorizeOTP {
+			return Payin{}, fault.State("payin %s awaits its OTP: confirm it first (POST /v2/payins/bank/confirm_otp)", r.uuid)
+		}
+		if req.Status == "failed" {
+			return r.view(), s.setStatus(ctx, tx, &r, Failed, now)
+		}
+		paid := r.total
+		if !req.Amount.IsZero() {
+			c, _ := money.Lookup(r.currency)
+			if paid, _, err = money.ParseField("amount", req.Amount, c); err != nil {
+				return Payin{}, err
+			}
+		}
+		if err := s.receive(ctx, tx, &r, paid, now); err != nil {
+			return Payin{}, err
+		}
+		return r.view(), nil
+	})
+}
+
+// receive records a payment of paid: the money lands in incoming with a
+// waiting balance record, and a job clears it to available less fees and
+// the rolling reserve.
+func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
+	m, _ := Lookup(r.method)
+	var reserveBPS int64
+	if err := tx.QueryRowContext(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1`, r.accountID).Scan(&reserveBPS); err != nil {
+		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
+	}
+	r.paid = paid
+	r.fee = min(paid, money.Percent(paid, m.FeeBPS)+m.FeeFixedMinor)
+	r.reserve = money.Percent(paid-r.fee, reserveBPS)
+	rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
+		RequestType: ledger.MoneyIn, TransactionType: ledger.Payment, Status: ledger.Waiting,
+		Amount: paid - r.fee, Fees: r.fee, Total: paid, ReferenceID: r.uuid, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return err
+	}
+	r.balanceID = &rec.ID
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.receive",
+		RecordID: rec.ID, At: now, Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.External, Amount: -paid},
+			{Account: r.accountID, Bucket: ledger.Incoming, Amount: paid},
+		}}); err != nil {
+		return err
+	}
+	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now}); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, r, Received, now)
+}
+
+// clearJob moves a received payment from incoming to available, less fees
+// and the rolling reserve, and schedules the reserve's release.
+func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref ref
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return err
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	if err != nil || r.balanceID == nil {
+		return err
+	}
+	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
+		RecordID: *r.balanceID, At: now, Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.Incoming, Amount: -r.paid},
+			{Account: r.accountID, Bucket: ledger.Available, Amount: r.paid - r.fee - r.reserve},
+			{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: r.reserve},
+			{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
+		}}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, r.merchantID, *r.balanceID, ledger.Done, now); err != nil {
+		return err
+	}
+	if r.reserve == 0 {
+		return nil
+	}
+	var days int
+	if err := tx.QueryRowContext(ctx, `SELECT reserve_days FROM accounts WHERE id = $1`, r.accountID).Scan(&days); err != nil {
+		return err
+	}
+	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
+}
+
+// releaseReserveJob returns a payin's rolling reserve to available once the
+// account's reserve period has passed.
+func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref ref
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return err
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	if err != nil || r.reserve == 0 || r.balanceID == nil {
+		return err
+	}
+	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	_, err = ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.release_reserve",
+		RecordID: *r.balanceID, At: now, Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: -r.reserve},
+			{Account: r.accountID, Bucket: ledger.Available, Amount: r.reserve},
+		}})
+	return err
+}
+
+// expireJob expires a payin still pending at its expired_at.
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref ref
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return err
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	if err != nil || r.status != Pending {
+		return err
+	}
+	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, &r, Expired, now)
+}
+
+// UUIDRequest is a body that names a payin.
+type UUIDRequest struct {
+	UUID string `json:"uuid" required:"true"`
+}
+
+// Cancel cancels a pending, cancellable payin.
+func (s *Service) Cancel(ctx context.Context, p merchant.Principal, req UUIDRequest) (Payin, error) {
+	if req.UUID == "" {
+		return Payin{}, fault.Field("uuid", "is required")
+	}
+	now := clock.Offset(s.clock, p.ClockOffset).Now()
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
+		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+		if err != nil {
+			return Payin{}, err
+		}
+		if m, _ := Lookup(r.method); !m.Cancellable {
+			return Payin{}, fault.Rule(CodeNotCancellable, "%s payins cannot be cancelled", r.method)
+		}
+		if r.status != Pending {
+			return Payin{}, fault.State("payin %s is %s; only a pending payin can be cancelled", r.uuid, r.status)
+		}
+		if err := s.setStatus(ctx, tx, &r, Cancelled, now); err != nil {
+			return Payin{}, err
+		}
+		return r.view(), nil
+	})
+}
+
+// RefundRequest is the body of POST /v2/payins/refund.
+type RefundRequest struct {
+	UUID        string      `json:"uuid" required:"true"`
+	Amount      money.Input `json:"amount,omitempty" doc:"Defaults to everything not yet refunded."`
+	Description string      `json:"description" required:"true" doc:"5 to 255 characters. In the sandbox, a description starting with EXPIRE makes the refund fail (return_expired)."`
+}
+
+// Refund starts a (partial) refund of a received payin: the amount moves
+// from available to outgoing now and leaves when the rail confirms.
+// Refunds never add up to more than was paid: the payin row is locked, and
+// a refund in progress blocks another.
+func (s *Service) Refund(ctx context.Context, p merchant.Principal, req RefundRequest) (Payin, error) {
+	f := fault.Fields{}
+	if req.UUID == "" {
+		f.Add("uuid", "is required")
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(req.Description)); n < 5 || n > 255 {
+		f.Add("description", "must be 5 to 255 characters")
+	}
+	if err := f.Err(); err != nil {
+		return Payin{}, err
+	}
+	now := clock.Offset(s.clock, p.ClockOffset).Now()
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
+		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+		if err != nil {
+			return Payin{}, err
+		}
+		if m, _ := Lookup(r.method); !m.Refundable {
+			return Payin{}, fault.Rule(CodeNotRefundable, "%s payins cannot be refunded", r.method)
+		}
+		if r.status != Received && r.status != ReturnReceived && r.status != ReturnExpired {
+			return Payin{}, fault.State("payin %s is %s; only a received payin can be refunded", r.uuid, r.status)
+		}
+		c, _ := money.Lookup(r.currency)
+		left := r.paid - r.refunded
+		amount := left
+		if !req.Amount.IsZero() {
+			if amount, _, err = money.ParseField("amount", req.Amount, c); err != nil {
+				return Payin{}, err
+			}
+		}
+		if amount > left || left <= 0 {
+			return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "at most %s %s is left to refund", money.Format(left, c), c.Code)
+		}
+		rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
+			RequestType: ledger.MoneyOut, TransactionType: ledger.Refund, Status: ledger.Waiting,
+			Amount: amount, Outgoing: amount, Total: amount, ReferenceID: r.uuid, CreatedAt: now}
+		if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+			return Payin{}, err
+		}
+		if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "refund.start",
+			RecordID: rec.ID, At: now, Legs: []ledger.Leg{
+				{Account: r.accountID, Bucket: ledger.Available, Amount: -amount},
+				{Account: r.accountID, Bucket: ledger.Outgoing, Amount: amount},
+			}}); err != nil {
+			return Payin{}, err
+		}
+		refundID := store.RandomID(store.UUIDLen)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO payin_refunds (uuid, payin_uuid, merchant_id, amount, description, status, balance_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $7)`, refundID, r.uuid, r.merchantID, amount, req.Description, rec.ID, now.UnixMilli()); err != nil {
+			return Payin{}, fmt.Errorf("refund payin %s: %w", r.uuid, err)
+		}
+		r.refunded += amount
+		r.lastRefund = amount
+		r.refundDescription = req.Description
+		if err := s.queue.Enqueue(ctx, tx, jobRefund, refundRef{MerchantID: r.merchantID, Refund: refundID},
+			job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.RefundDelay)}); err != nil {
+			return Payin{}, err
+		}
+		if err := s.setStatus(ctx, tx, &r, ReturnPending, now); err != nil {
+			return Payin{}, err
+		}
+		return r.view(), nil
+	})
+}
+
+type refundRef struct {
+	MerchantID string `json:"merchant_id"`
+	Refund     string `json:"refund"`
+}
+
+// refundJob is the sandbox rail answering a refund: it reaches the customer
+// (return_received: the money leaves outgoing) or, for a description
+// starting with EXPIRE, it cannot be delivered (return_expired: the money
+// goes back to available).
+func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref refundRef
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return err
+	}
+	var payinUUID, description, balanceID, status string
+	var amount int64
+	if err := tx.QueryRowContext(ctx, `SELECT payin_uuid, description, balance_id, status, amount FROM payin_refunds WHERE uuid = $1 AND merchant_id = $2`,
+		ref.Refund, ref.MerchantID).Scan(&payinUUID, &description, &balanceID, &status, &amount); err != nil {
+		return fmt.Errorf("refund %s: %w", ref.Refund, err)
+	}
+	if status != "pending" {
+		return nil
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, payinUUID, true)
+	if err != nil {
+		return err
+	}
+	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	failed := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(description)), "EXPIRE")
+	to, final, outcome, back := ReturnReceived, ledger.Done, "received", ledger.External
+	if failed {
+		to, final, outcome, back = ReturnExpired, ledger.Failed, "expired", ledger.Available
+		r.refunded -= amount
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "refund." + outcome,
+		RecordID: balanceID, At: now, Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -amount},
+			{Account: r.accountID, Bucket: back, Amount: amount},
+		}}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, r.merchantID, balanceID, final, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payin_refunds SET status = $1, updated_at = $2 WHERE uuid = $3`, outcome, now.UnixMilli(), ref.Refund); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, &r, to, now)
+}
+
+// issuePayCodeJob gives jp_bank_jpy and au_payid_npp_aud payins their
+// payment details shortly after creation and tells the merchant by webhook.
+func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref ref
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return err
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	if err != nil || r.status != Pending {
+		return err
+	}
+	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	r.payCode = s.laterPayCode(r, now)
+	r.updatedAt = now.UnixMilli()
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
+		return err
+	}
+	return s.emit(ctx, tx, r, "payin.pay_code", now)
+}
+
+// OTPRequest is the body of POST /v2/payins/bank/confirm_otp.
+type OTPRequest struct {
+	UUID string `json:"uuid" required:"true" doc:"The payin's uuid."`
+	Code string `json:"code" required:"true" doc:"The OTP the account owner received (sandbox: 123456)."`
+}
+
+// OTPResult is the 200 answer of confirm_otp.
+type OTPResult struct {
+	PayCode map[string]any `json:"pay_code"`
+}
+
+// sandboxOTP is the code the sandbox rail accepts; maxOTPAttempts wrong
+// codes fail the payin.
+const (
+	sandboxOTP     = "123456"
+	maxOTPAttempts = 5
+)
+
+// ConfirmOTP checks the OTP of a payin at stage authorize_otp. The right
+// code clears the stage, issues pay_code and sends it by webhook. A wrong
+// code is counted (and committed) before the 400 answer; the fifth fails the payin.
+func (s *Service) ConfirmOTP(ctx context.Context, p merchant.Principal, req OTPRequest) (OTPResult, error) {
+	f := fault.Fields{}
+	if req.UUID == "" {
+		f.Add("uuid", "is required")
+	}
+	if req.Code == "" {
+		f.Add("code", "is required")
+	}
+	if err := f.Err(); err != nil {
+		e, _ := fault.As(err)
+		e.Kind = fault.Malformed
+		return OTPResult{}, e
+	}
+	now := clock.Offset(s.clock, p.ClockOffset).Now()
+	type outcome struct {
+		result OTPResult
+		err    error
+	}
+	out, err := store.Do(ctx, s.db, func(tx *store.Tx) (outcome, error) {
+		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+		if err != nil {
+			return outcome{}, err
+		}
+		if r.status != Pending || r.stage != StageAuthorizeOTP {
+			return outcome{}, otpError("payin %s is not waiting for an OTP", r.uuid)
+		}
+		if len(req.Code) > 16 || req.Code != sandboxOTP {
+			r.otpAttempts++
+			if r.otpAttempts >= maxOTPAttempts {
+				r.stage = ""
+				if err := s.setStatus(ctx, tx, &r, Failed, now); err != nil {
+					return outcome{}, err
+				}
+				return outcome{err: otpError("wrong code; %d wrong codes: the payin has failed", maxOTPAttempts)}, nil
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE payins SET otp_attempts = $1, updated_at = $2 WHERE uuid = $3`, r.otpAttempts, now.UnixMilli(), r.uuid); err != nil {
+				return outcome{}, err
+			}
+			return outcome{err: otpError("wrong code; %d attempts left", maxOTPAttempts-r.otpAttempts)}, nil
+		}
+		r.stage = ""
+		r.payCode = s.otpPayCode(r)
+		r.updatedAt = now.UnixMilli()
+		if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
+			return outcome{}, err
+		}
+		if err := s.emit(ctx, tx, r, "payin.pay_code", now); err != nil {
+			return outcome{}, err
+		}
+		return outcome{result: OTPResult{PayCode: r.view().PayCode}}, nil
+	})
+	if err != nil {
+		return OTPResult{}, err
+	}
+	return out.result, out.err
+}
+
+func otpError(format string, args ...any) error {
+	return fault.New(fault.Malformed, CodeOTPInvalid, format, args...)
+}

@@ -1,0 +1,212 @@
+package payin
+
+import (
+	"fmt"
+	"sort"
+
+	"payd/internal/money"
+)
+
+// Family groups methods by how the customer pays, which decides the shape of
+// pay_code (CONTRACT §4).
+type Family string
+
+const (
+	// BankTransfer: the customer pushes money to bank details issued shortly
+	// after creation (jp_bank_jpy, au_payid_npp_aud).
+	BankTransfer Family = "bank_transfer"
+	// VirtualAccount: a virtual account number to pay into.
+	VirtualAccount Family = "virtual_account"
+	// QR: an EMVCo merchant-presented QR payload.
+	QR Family = "qr"
+	// Redirect: the customer pays on a hosted page and returns to callback_url.
+	Redirect Family = "e_wallet"
+	// MobileMoney: an OTP confirms the payer's phone, then the payer approves.
+	MobileMoney Family = "mobile_money"
+)
+
+// Param is a method-specific field to collect, as GET payin_method/params
+// describes it: "<type>:<Mandatory|Optional> <label>".
+type Param struct {
+	Name      string
+	Type      string // "string" or "boolean"
+	Mandatory bool
+	Label     string
+	// Check validates a present value; nil accepts any value of Type.
+	Check func(v any) string
+}
+
+// Describe renders the contract's "string:Mandatory callback URL" form.
+func (p Param) Describe() string {
+	m := "Optional"
+	if p.Mandatory {
+		m = "Mandatory"
+	}
+	return p.Type + ":" + m + " " + p.Label
+}
+
+// Method is one way to pay, as data: the catalogue below is the only place
+// a method is defined.
+type Method struct {
+	Code        string
+	Currency    string
+	Family      Family
+	Description string
+	// MinMinor and MaxMinor bound the amount, in minor units of Currency.
+	MinMinor, MaxMinor int64
+	Refundable         bool
+	Cancellable        bool
+	RequireContact     bool
+	RequireKYC         bool
+	// OTP methods start at stage authorize_otp.
+	OTP    bool
+	Params []Param
+	// OffByDefault methods must be enabled per account (ug_bank_ugx).
+	OffByDefault bool
+	// FeeBPS and FeeFixedMinor are the default fee: basis points of the paid
+	// amount plus a fixed part.
+	FeeBPS        int64
+	FeeFixedMinor int64
+}
+
+// units converts whole currency units to minor units for the catalogue.
+func units(code string, n int64) int64 {
+	c, ok := money.Lookup(code)
+	if !ok {
+		panic("payin catalogue: unknown currency " + code)
+	}
+	for range c.Digits {
+		n *= 10
+	}
+	return n
+}
+
+var (
+	pCallback        = Param{Name: "callback_url", Type: "string", Mandatory: true, Label: "callback URL", Check: checkURL}
+	pCallbackOpt     = Param{Name: "callback_url", Type: "string", Label: "callback URL", Check: checkURL}
+	pFailureCallback = Param{Name: "failure_callback_url", Type: "string", Label: "failure callback URL", Check: checkURL}
+	pIP              = Param{Name: "ip_address", Type: "string", Mandatory: true, Label: "customer IP address", Check: checkIP}
+	pPhone           = Param{Name: "phone", Type: "string", Mandatory: true, Label: "customer phone number", Check: checkPhone}
+	pPhoneOpt        = Param{Name: "phone", Type: "string", Label: "customer phone number", Check: checkPhone}
+	pUserName        = Param{Name: "user_name", Type: "string", Mandatory: true, Label: "account holder name", Check: checkText(100)}
+	pUserID          = Param{Name: "user_id", Type: "string", Mandatory: true, Label: "merchant's user id", Check: checkText(64)}
+	pUserIDOpt       = Param{Name: "user_id", Type: "string", Label: "merchant's user id", Check: checkText(64)}
+	pFirstName       = Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name", Check: checkText(100)}
+	pLastName        = Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name", Check: checkText(100)}
+	pFirstKana       = Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name (katakana)", Check: checkKatakana}
+	pLastKana        = Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name (katakana)", Check: checkKatakana}
+	pEmail           = Param{Name: "email", Type: "string", Mandatory: true, Label: "customer email", Check: checkEmail}
+)
+
+// catalogue is every payin method payd offers (CONTRACT §4). Limits come from
+// the spec where it gives them (ug_bank_ugx, au_payid_npp_aud) and are
+// otherwise set to what such rails commonly take.
+var catalogue = []Method{
+	{Code: "au_payid_npp_aud", Currency: "AUD", Family: BankTransfer, Description: "PayID (NPP) bank transfer",
+		MinMinor: units("AUD", 20), MaxMinor: units("AUD", 10_000), Refundable: true, Cancellable: true, RequireContact: true,
+		Params: []Param{pCallback}, FeeBPS: 50},
+	{Code: "id_bank_qris_idr", Currency: "IDR", Family: QR, Description: "QRIS",
+		MinMinor: units("IDR", 1_000), MaxMinor: units("IDR", 10_000_000), Refundable: true, Cancellable: true,
+		FeeBPS: 70},
+	{Code: "vn_vietqr_vnd", Currency: "VND", Family: QR, Description: "VietQR bank transfer",
+		MinMinor: units("VND", 10_000), MaxMinor: units("VND", 500_000_000), Refundable: true, Cancellable: true,
+		Params: []Param{pIP, pPhone, {Name: "transliterate", Type: "boolean", Label: "transliterate Vietnamese names"}}, FeeBPS: 60},
+	{Code: "kr_bank_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean bank transfer to a virtual account",
+		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
+		Params: []Param{pUserName}, FeeBPS: 80},
+	{Code: "kr_bank_va_kyc_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean virtual account with KYC and OTP",
+		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
+		RequireContact: true, RequireKYC: true, OTP: true, Params: []Param{pUserName, pPhone}, FeeBPS: 90},
+	{Code: "jp_bank_jpy", Currency: "JPY", Family: BankTransfer, Description: "Japanese domestic bank transfer (Zengin)",
+		MinMinor: units("JPY", 100), MaxMinor: units("JPY", 10_000_000), Refundable: true, Cancellable: true,
+		Params: []Param{pUserID, pUserName, pIP, pFirstKana, pLastKana, pPhone, pEmail}, FeeBPS: 100},
+	{Code: "th_qrpay_thb", Currency: "THB", Family: QR, Description: "Thai QR payment (PromptPay) or manual bank transfer",
+		MinMinor: units("THB", 20), MaxMinor: units("THB", 2_000_000), Refundable: true, Cancellable: true,
+		Params: []Param{pFirstName, pLastName, pPhone, {Name: "bank_code", Type: "string", Mandatory: true, Label: "payer's bank code", Check: checkCode}},
+		FeeBPS: 80},
+	{Code: "ph_ewallet_gcash_php", Currency: "PHP", Family: Redirect, Description: "GCash e-wallet",
+		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
+		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 230},
+	{Code: "ph_bank_maya_php", Currency: "PHP", Family: Redirect, Description: "Maya",
+		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
+		Params: []Param{pUserIDOpt, {Name: "product_name", Type: "string", Label: "product name", Check: checkText(100)}, pCallbackOpt, pFailureCallback},
+		FeeBPS: 200},
+	{Code: "my_bank_fpx_myr", Currency: "MYR", Family: Redirect, Description: "FPX online banking",
+		MinMinor: units("MYR", 1), MaxMinor: units("MYR", 30_000), Refundable: true, Cancellable: true,
+		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 120},
+	{Code: "gh_mobile_money_ghs", Currency: "GHS", Family: MobileMoney, Description: "Ghana mobile money",
+		MinMinor: units("GHS", 1), MaxMinor: units("GHS", 10_000), Refundable: false, Cancellable: true, OTP: true,
+		Params: []Param{pPhone}, FeeBPS: 250},
+	{Code: "ke_mobile_money_kes", Currency: "KES", Family: MobileMoney, Description: "Kenya mobile money (M-Pesa)",
+		MinMinor: units("KES", 10), MaxMinor: units("KES", 150_000), Refundable: false, Cancellable: true, OTP: true,
+		Params: []Param{pPhone}, FeeBPS: 250},
+	{Code: "cm_mobile_money_xaf", Currency: "XAF", Family: MobileMoney, Description: "Cameroon mobile money",
+		MinMinor: units("XAF", 100), MaxMinor: units("XAF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
+		Params: []Param{pPhone}, FeeBPS: 300},
+	{Code: "ci_mobile_money_xof", Currency: "XOF", Family: MobileMoney, Description: "Côte d'Ivoire mobile money",
+		MinMinor: units("XOF", 100), MaxMinor: units("XOF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
+		Params: []Param{pPhone}, FeeBPS: 300},
+	{Code: "ug_bank_ugx", Currency: "UGX", Family: VirtualAccount, Description: "Uganda bank transfer",
+		MinMinor: units("UGX", 15_000), MaxMinor: units("UGX", 36_000_000), Refundable: true, Cancellable: true, OffByDefault: true,
+		Params: []Param{{Name: "user_type", Type: "string", Mandatory: true, Label: "individual or business", Check: checkOneOf("individual", "business")},
+			{Name: "first_name", Type: "string", Label: "first name (individual)", Check: checkText(100)},
+			{Name: "last_name", Type: "string", Label: "last name (individual)", Check: checkText(100)},
+			pPhoneOpt,
+			{Name: "business_name", Type: "string", Label: "business name (business)", Check: checkText(200)},
+			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: checkText(64)}},
+		FeeBPS: 150},
+	{Code: "kh_pay_khr", Currency: "KHR", Family: Redirect, Description: "Cambodian bank payment",
+		MinMinor: units("KHR", 400), MaxMinor: units("KHR", 40_000_000), Refundable: true, Cancellable: true,
+		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 150},
+	{Code: "us_pay_usd", Currency: "USD", Family: Redirect, Description: "US online payment",
+		MinMinor: units("USD", 1), MaxMinor: units("USD", 10_000), Refundable: true, Cancellable: true,
+		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
+}
+
+var byCode = func() map[string]Method {
+	m := map[string]Method{}
+	for _, meth := range catalogue {
+		if _, dup := m[meth.Code]; dup {
+			panic(fmt.Sprintf("payin catalogue: %s twice", meth.Code))
+		}
+		m[meth.Code] = meth
+	}
+	return m
+}()
+
+// Lookup finds a method by its code.
+func Lookup(code string) (Method, bool) {
+	m, ok := byCode[code]
+	return m, ok
+}
+
+// Enabled returns the methods an account offers: those named in its
+// settings, or, when it has none, every default method of its currency.
+func Enabled(currency string, accountMethods []string) []Method {
+	var out []Method
+	if accountMethods == nil {
+		for _, m := range catalogue {
+			if m.Currency == currency && !m.OffByDefault {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for _, code := range accountMethods {
+		if m, ok := byCode[code]; ok && m.Currency == currency {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// isEnabled reports whether code is among an account's methods.
+func isEnabled(m Method, currency string, accountMethods []string) bool {
+	for _, e := range Enabled(currency, accountMethods) {
+		if e.Code == m.Code {
+			return true
+		}
+	}
+	return false
+}
