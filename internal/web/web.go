@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"payd/internal/contact"
+	"payd/internal/payin"
 )
 
 // Deps are the services the pages call.
@@ -16,6 +17,7 @@ type Deps struct {
 	Log       *slog.Logger
 	PublicURL string
 	Contacts  *contact.Service
+	Payins    *payin.Service
 }
 
 // Pages serves every browser-facing path (outside /api).
@@ -28,6 +30,7 @@ type Pages struct {
 func New(d Deps) *Pages {
 	p := &Pages{Deps: d, mux: http.NewServeMux()}
 	p.mountVerify()
+	p.mountPay()
 	return p
 }
 

@@ -1,0 +1,4 @@
+package web
+
+// mountPay mounts the hosted payment page of payins (/pay/{uuid}).
+func (p *Pages) mountPay() {}
