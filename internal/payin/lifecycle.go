@@ -64,15 +64,6 @@ func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req Simula
 		if err != nil {
 			return Payin{}, err
 		}
-		if r.status != Pending {
-			return Payin{}, fault.State("payin %s is %s; only a pending payin can be completed or failed", r.uuid, r.status)
-		}
-		if r.stage == StageAuthorizeOTP {
-			return Payin{}, fault.State("payin %s awaits its OTP: confirm it first (POST /v2/payins/bank/confirm_otp)", r.uuid)
-		}
-		if req.Status == "failed" {
-			return r.view(), s.setStatus(ctx, tx, &r, Failed, now)
-		}
 		paid := r.total
 		if !req.Amount.IsZero() {
 			c, _ := money.Lookup(r.currency)
@@ -80,11 +71,26 @@ func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req Simula
 				return Payin{}, err
 			}
 		}
-		if err := s.receive(ctx, tx, &r, paid, now); err != nil {
+		if err := s.complete(ctx, tx, &r, req.Status, paid, now); err != nil {
 			return Payin{}, err
 		}
 		return r.view(), nil
 	})
+}
+
+// complete is the rail's answer to a pending payin: "completed" with the
+// amount paid, or "failed".
+func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome string, paid int64, now time.Time) error {
+	if r.status != Pending {
+		return fault.State("payin %s is %s; only a pending payin can be completed or failed", r.uuid, r.status)
+	}
+	if r.stage == StageAuthorizeOTP {
+		return fault.State("payin %s awaits its OTP: confirm it first (POST /v2/payins/bank/confirm_otp)", r.uuid)
+	}
+	if outcome == "failed" {
+		return s.setStatus(ctx, tx, r, Failed, now)
+	}
+	return s.receive(ctx, tx, r, paid, now)
 }
 
 // receive records a payment of paid: the money lands in incoming with a

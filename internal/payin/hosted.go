@@ -1,0 +1,60 @@
+package payin
+
+import (
+	"context"
+
+	"payd/internal/fault"
+	"payd/internal/store"
+)
+
+// The hosted payment page (package web) reaches payins by uuid and the
+// pay_url's token, not by merchant credentials.
+
+// Hosted returns the payin behind a pay_url; a wrong token answers as not found.
+func (s *Service) Hosted(ctx context.Context, uuid, token string) (Payin, error) {
+	if !s.ValidPayToken(uuid, token) {
+		return Payin{}, notFound(uuid)
+	}
+	r, err := s.getAny(ctx, s.db.Read(), uuid, false)
+	if err != nil {
+		return Payin{}, err
+	}
+	return r.view(), nil
+}
+
+// PayHosted is the sandbox page's pay ("completed") or fail ("failed")
+// button: the same transition as POST /v2/payins/simulate.
+func (s *Service) PayHosted(ctx context.Context, uuid, token, outcome string) (Payin, error) {
+	if !s.ValidPayToken(uuid, token) {
+		return Payin{}, notFound(uuid)
+	}
+	if outcome != "completed" && outcome != "failed" {
+		return Payin{}, fault.Field("outcome", "must be completed or failed")
+	}
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
+		r, err := s.getAny(ctx, tx, uuid, true)
+		if err != nil {
+			return Payin{}, err
+		}
+		now, err := s.merchantNow(ctx, tx, r.merchantID)
+		if err != nil {
+			return Payin{}, err
+		}
+		if err := s.complete(ctx, tx, &r, outcome, r.total, now); err != nil {
+			return Payin{}, err
+		}
+		return r.view(), nil
+	})
+}
+
+// getAny reads a payin by uuid alone (for token-authorised pages and jobs).
+func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, lock bool) (row, error) {
+	var merchantID string
+	if err := q.QueryRowContext(ctx, `SELECT merchant_id FROM payins WHERE uuid = $1`, uuid).Scan(&merchantID); err != nil {
+		if isNoRows(err) {
+			return row{}, notFound(uuid)
+		}
+		return row{}, err
+	}
+	return s.get(ctx, q, merchantID, uuid, lock)
+}
