@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// result of one scenario.
+type result struct {
+	Name        string  `json:"name"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
+	PerSecond   float64 `json:"per_second"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	PaydCPU     float64 `json:"payd_cpu_percent" doc:"payd's CPU use during the scenario, in percent of one core."`
+	BenchCPU    float64 `json:"bench_cpu_percent" doc:"The load generator's CPU use, in percent of one core."`
+	FirstError  string  `json:"first_error,omitempty"`
+	Reference   string  `json:"reference,omitempty"`
+	RatioToRef  float64 `json:"ratio_to_reference,omitempty"`
+	Description string  `json:"description"`
+}
+
+// drive runs op from n clients until d has passed (or op reports it is
+// exhausted) and measures it. op gets the client number and the count of
+// operations that client has done.
+func drive(ctx context.Context, name string, n int, d time.Duration, pid int, op func(ctx context.Context, client, i int) (done bool, err error)) result {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		requests  atomic.Int64
+		errs      atomic.Int64
+		firstErr  atomic.Value
+		wg        sync.WaitGroup
+	)
+	paydBefore, selfBefore := cpuTime(pid), selfCPU()
+	started := time.Now()
+	for c := range n {
+		wg.Go(func() {
+			var mine []time.Duration
+			for i := 0; ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				done, err := op(ctx, c, i)
+				if ctx.Err() != nil {
+					break
+				}
+				if done {
+					break
+				}
+				mine = append(mine, time.Since(t0))
+				requests.Add(1)
+				if err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(started)
+	r := result{Name: name, Requests: requests.Load(), Errors: errs.Load(), PerSecond: float64(requests.Load()) / elapsed.Seconds()}
+	r.P50ms, r.P99ms = percentile(latencies, 0.50), percentile(latencies, 0.99)
+	r.PaydCPU = 100 * float64(cpuTime(pid)-paydBefore) / float64(elapsed)
+	r.BenchCPU = 100 * float64(selfCPU()-selfBefore) / float64(elapsed)
+	if v := firstErr.Load(); v != nil {
+		r.FirstError = v.(string)
+	}
+	return r
+}
+
+// percentile returns the q-th latency in milliseconds.
+func percentile(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	i := int(q * float64(len(ds)-1))
+	return float64(ds[i].Microseconds()) / 1000
+}

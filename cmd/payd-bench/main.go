@@ -1,0 +1,92 @@
+// Command payd-bench measures payd: it builds and starts payd itself, drives
+// it over HTTP with concurrent clients for a fixed time per scenario, and
+// prints a table (and writes a JSON file) with throughput, latency, payd's
+// CPU and peak memory, beside the reference limits of the same machine:
+// pgbench against the same PostgreSQL server, and a bare SQLite insert loop
+// with payd's durability settings.
+//
+//	go run ./cmd/payd-bench --quick
+//	go run ./cmd/payd-bench --db both --clients 8 --duration 20s --pg postgres://postgres@127.0.0.1:5432/test
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// settings of one run.
+type settings struct {
+	dbs      []string
+	clients  int
+	duration time.Duration
+	pgDSN    string
+	out      string
+	quick    bool
+}
+
+func main() {
+	var s settings
+	db := flag.String("db", "both", "sqlite, postgres or both")
+	flag.IntVar(&s.clients, "clients", 8, "concurrent clients")
+	flag.DurationVar(&s.duration, "duration", 15*time.Second, "time per scenario")
+	flag.StringVar(&s.pgDSN, "pg", envOr("PAYD_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server to use")
+	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
+	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
+	flag.Parse()
+	if s.quick {
+		s.duration = 4 * time.Second
+	}
+	s.dbs = strings.Split(*db, ",")
+	if *db == "both" {
+		s.dbs = []string{"sqlite", "postgres"}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := run(ctx, s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "payd-bench:", err)
+		os.Exit(1)
+	}
+	report.print(os.Stdout)
+	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
+		b, _ := json.MarshalIndent(report, "", "  ")
+		if err := os.WriteFile(s.out, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "payd-bench:", err)
+		} else {
+			fmt.Printf("\nresults written to %s\n", s.out)
+		}
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// run measures every scenario on every database.
+func run(ctx context.Context, s settings) (*report, error) {
+	bin, cleanup, err := buildPayd()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	rep := &report{Clients: s.clients, Duration: s.duration.String(), CPUs: numCPU(), StartedAt: time.Now().UTC()}
+	for _, db := range s.dbs {
+		dbRep, err := runDatabase(ctx, s, bin, db)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", db, err)
+		}
+		rep.Databases = append(rep.Databases, dbRep)
+	}
+	return rep, nil
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// buildPayd compiles cmd/payd into a temporary directory.
+func buildPayd() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "payd-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin := filepath.Join(dir, "payd")
+	out, err := exec.Command("go", "build", "-o", bin, "./cmd/payd").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("build payd: %v\n%s", err, out)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+// paydProcess is payd serve running as a child process.
+type paydProcess struct {
+	cmd  *exec.Cmd
+	base string
+	apps map[string]app // demo merchant's apps by currency
+}
+
+type app struct {
+	account, id, secret string
+}
+
+var (
+	listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+	bannerApp = regexp.MustCompile(`^\s+([A-Z]{3})\s+([0-9]{12})\s+(\S+)\s+(sk_\S+)$`)
+)
+
+// startPayd runs `payd serve` on dsn and waits for the listening line and the demo banner.
+func startPayd(ctx context.Context, bin, dsn string) (*paydProcess, error) {
+	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &paydProcess{cmd: cmd, apps: map[string]app{}}
+	var mu sync.Mutex
+	ready := make(chan struct{}, 2)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := bannerApp.FindStringSubmatch(sc.Text()); m != nil {
+				mu.Lock()
+				p.apps[m[1]] = app{account: m[2], id: m[3], secret: m[4]}
+				if len(p.apps) == 7 {
+					ready <- struct{}{}
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				mu.Lock()
+				p.base = m[1]
+				mu.Unlock()
+				ready <- struct{}{}
+			}
+		}
+	}()
+	for range 2 {
+		select {
+		case <-ready:
+		case <-time.After(60 * time.Second):
+			p.stop()
+			return nil, fmt.Errorf("payd did not start")
+		}
+	}
+	return p, nil
+}
+
+func (p *paydProcess) stop() {
+	if p.cmd.Process != nil {
+		p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			p.cmd.Process.Kill()
+		}
+	}
+}
+
+// cpuTime is the CPU time the process has used (user + system).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+}
+
+// peakRSS is the process's high-water resident memory, in MiB.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// selfCPU is this process's CPU time (the load generator's share).
+func selfCPU() time.Duration { return cpuTime(os.Getpid()) }

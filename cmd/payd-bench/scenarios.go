@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+// dbReport is every measurement on one database.
+type dbReport struct {
+	Database   string   `json:"database"`
+	Results    []result `json:"results"`
+	References []result `json:"references"`
+	PeakRSSMiB float64  `json:"payd_peak_rss_mib"`
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// freshDSN returns an empty database of kind db and a cleanup.
+func freshDSN(s settings, db string) (string, func(), error) {
+	if db == "sqlite" {
+		dir, err := os.MkdirTemp("", "payd-bench-db-")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite:" + dir + "/payd.db", func() { os.RemoveAll(dir) }, nil
+	}
+	schema := "bench_" + randomHex(6)
+	admin, err := sql.Open("pgx", s.pgDSN)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	u, err := url.Parse(s.pgDSN)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE"); admin.Close() }, nil
+}
+
+// client is a load client of one payd.
+type client struct {
+	http *http.Client
+	base string
+	app  app
+}
+
+func (c *client) do(ctx context.Context, method, path string, body any, headers map[string]string) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api"+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("app-id", c.app.id)
+	req.Header.Set("secret-key", c.app.secret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
+}
+
+func expectStatus(status, want int, body []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	if status != want {
+		return fmt.Errorf("status %d: %s", status, bytes.TrimSpace(body))
+	}
+	return nil
+}
+
+// runDatabase measures payd and the reference on one database.
+func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, error) {
+	dsn, cleanup, err := freshDSN(s, db)
+	if err != nil {
+		return dbReport{}, err
+	}
+	defer cleanup()
+	p, err := startPayd(ctx, bin, dsn)
+	if err != nil {
+		return dbReport{}, err
+	}
+	defer p.stop()
+	pid := p.cmd.Process.Pid
+	c := &client{base: p.base, app: p.apps["IDR"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
+	rep := dbReport{Database: db}
+
+	// 1. Payin creation (QR method, with an Idempotency-Key).
+	uuids := make([][]string, s.clients)
+	create := drive(ctx, "payin create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
+			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("bench-%d-%d", cl, i)},
+			map[string]string{"Idempotency-Key": randomHex(12)})
+		if err := expectStatus(status, 201, body, err); err != nil {
+			return false, err
+		}
+		var out struct{ UUID string }
+		json.Unmarshal(body, &out)
+		uuids[cl] = append(uuids[cl], out.UUID)
+		return false, nil
+	})
+	create.Description = "POST /v2/payins (id_bank_qris_idr, Idempotency-Key)"
+	rep.Results = append(rep.Results, create)
+
+	// 2. Payin receipt on one hot account: every request credits the same buckets.
+	var pool []string
+	for _, u := range uuids {
+		pool = append(pool, u...)
+	}
+	var next atomic.Int64
+	receipt := drive(ctx, "payin receipt (hot account)", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+		n := next.Add(1) - 1
+		if int(n) >= len(pool) {
+			return true, nil
+		}
+		status, body, err := c.do(ctx, "POST", "/v2/payins/simulate", map[string]any{"uuid": pool[n], "status": "completed"}, nil)
+		return false, expectStatus(status, 200, body, err)
+	})
+	receipt.Description = "POST /v2/payins/simulate on pre-created payins of one account"
+	rep.Results = append(rep.Results, receipt)
+
+	// 3. Webhook deliveries to a local receiver.
+	hooks, err := measureWebhooks(ctx, s, c, pid)
+	if err != nil {
+		return dbReport{}, err
+	}
+	rep.Results = append(rep.Results, hooks)
+
+	// 4. Balance reads.
+	reads := drive(ctx, "balance read", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "GET", "/v2/balances", nil, nil)
+		return false, expectStatus(status, 200, body, err)
+	})
+	reads.Description = "GET /v2/balances"
+	rep.Results = append(rep.Results, reads)
+	rep.PeakRSSMiB = peakRSS(pid)
+
+	refs, err := references(ctx, s, db, dsn)
+	if err != nil {
+		return dbReport{}, err
+	}
+	rep.References = refs
+	compare(&rep)
+	return rep, nil
+}
+
+// measureWebhooks sends ping events for the scenario's duration and measures
+// the lag from the committed request to the receiver's receipt.
+func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return result{}, err
+	}
+	var mu sync.Mutex
+	received := map[string]time.Time{}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		if _, ok := received[r.Header.Get("webhook-id")]; !ok {
+			received[r.Header.Get("webhook-id")] = time.Now()
+		}
+		mu.Unlock()
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	endpoint := "http://" + ln.Addr().String() + "/hook"
+	committed := map[string]time.Time{}
+	var cmu sync.Mutex
+	sent := drive(ctx, "webhook delivery", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "POST", "/v2/webhooks/test", map[string]any{"endpoint_url": endpoint}, nil)
+		at := time.Now()
+		if err := expectStatus(status, 201, body, err); err != nil {
+			return false, err
+		}
+		var out struct{ ID string }
+		json.Unmarshal(body, &out)
+		cmu.Lock()
+		committed[out.ID] = at
+		cmu.Unlock()
+		return false, nil
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(received)
+		mu.Unlock()
+		if n >= len(committed) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var lags []time.Duration
+	var first, last time.Time
+	for id, at := range committed {
+		got, ok := received[id]
+		if !ok {
+			continue
+		}
+		lags = append(lags, max(0, got.Sub(at)))
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if got.After(last) {
+			last = got
+		}
+	}
+	r := result{Name: "webhook delivery", Requests: int64(len(lags)), Errors: int64(len(committed) - len(lags)),
+		Description: "POST /v2/webhooks/test events delivered to a local receiver; latency = commit to receipt",
+		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, FirstError: sent.FirstError}
+	if span := last.Sub(first); span > 0 {
+		r.PerSecond = float64(len(lags)) / span.Seconds()
+	}
+	r.P50ms, r.P99ms = percentile(lags, 0.5), percentile(lags, 0.99)
+	return r, nil
+}
