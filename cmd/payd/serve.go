@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"payd/internal/httpapi"
 	"payd/internal/merchant"
@@ -20,8 +21,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	db := f.db()
 	envName := f.setting("env", "PAYD_ENV", "sandbox", "sandbox or production")
 	publicURL := f.setting("public-url", "PAYD_PUBLIC_URL", "", "base of every link payd hands out (default http://{addr})")
+	retries := f.setting("webhook-retry-schedule", "PAYD_WEBHOOK_RETRY_SCHEDULE", "",
+		"comma-separated delays before each webhook retry (default 5s,5m,30m,2h,5h,10h,10h)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	schedule, err := parseSchedule(*retries)
+	if err != nil {
+		return usageError{"--webhook-retry-schedule: " + err.Error()}
 	}
 	log := slog.New(slog.NewJSONHandler(env.stderr, nil))
 	ln, err := net.Listen("tcp", *addr)
@@ -34,6 +41,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
+		WebhookSchedule: schedule,
 	})
 	if err != nil {
 		return err
@@ -86,4 +94,23 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stdout, "applied", m)
 	}
 	return nil
+}
+
+// parseSchedule reads "1s,30s,5m"; empty means the contract's default.
+func parseSchedule(s string) ([]time.Duration, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 || d > 48*time.Hour {
+			return nil, fmt.Errorf("%q is not a delay between 1ns and 48h", part)
+		}
+		out = append(out, d)
+	}
+	if len(out) > 20 {
+		return nil, fmt.Errorf("at most 20 retries")
+	}
+	return out, nil
 }

@@ -3,9 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"payd/internal/qr"
 )
 
 // eventLog is a webhook receiver that records (event type, record) in order.
@@ -119,6 +122,41 @@ func TestPayinQRFlow(t *testing.T) {
 		}
 		if hooks.events[0].Auth != "Bearer merchant-secret" || str(hooks.events[0].Record, "uuid") != uuid {
 			t.Errorf("webhook = %+v", hooks.events[0])
+		}
+	})
+}
+
+// TestPayinQRCodesAreRealEMVCo: every QR method's qr_string decodes as an
+// EMVCo payload with a valid CRC, carrying the total and the payin's uuid.
+func TestPayinQRCodesAreRealEMVCo(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		apps := p.merchant("IDR", "VND", "THB")
+		tests := []struct {
+			currency, method, amount, wantAmount string
+			params                               map[string]any
+		}{
+			{"IDR", "id_bank_qris_idr", "150000", "150000", nil},
+			{"VND", "vn_vietqr_vnd", "250000", "250000", map[string]any{"ip_address": "203.0.113.9", "phone": "+84901234567"}},
+			{"THB", "th_qrpay_thb", "99.50", "99.50", map[string]any{"first_name": "Somchai", "last_name": "Jaidee", "phone": "+66812345678", "bank_code": "KBANK"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.method, func(t *testing.T) {
+				m := apps[tt.currency]
+				r := p.post("/v2/payins", m, map[string]any{"currency": tt.currency, "amount": tt.amount, "payin_method_name": tt.method, "payin_method_params": tt.params})
+				want(t, r, 201)
+				pi := r.JSON(t)
+				qrString := str(pi["pay_code"].(map[string]any), "qr_string")
+				payload, err := qr.Decode(qrString)
+				if err != nil {
+					t.Fatalf("qr_string does not decode: %v (%s)", err, r.Body)
+				}
+				if got := payload.Amount(); got != tt.wantAmount {
+					t.Errorf("QR amount = %q, want %q", got, tt.wantAmount)
+				}
+				if !strings.Contains(qrString, str(pi, "uuid")) {
+					t.Errorf("QR payload does not carry the payin's uuid %s", str(pi, "uuid"))
+				}
+			})
 		}
 	})
 }

@@ -173,9 +173,9 @@ var bannerApp = regexp.MustCompile(`^\s+([A-Z]{3})\s+([0-9]{12})\s+(\S+)\s+(sk_\
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 
 // startProcess runs `payd serve` on dsn and waits until it listens.
-func startProcess(t *testing.T, dsn string) *process {
+func startProcess(t *testing.T, dsn string, extra ...string) *process {
 	t.Helper()
-	cmd := exec.Command(paydBinary(t), "serve", "--addr", "127.0.0.1:0", "--db", dsn)
+	cmd := exec.Command(paydBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dsn}, extra...)...)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -168,7 +168,11 @@ func (s *Service) Create(ctx context.Context, p merchant.Principal, r Request) (
 		rw.params, rw.metadata = string(params), string(metadata)
 		uuid, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
 			rw.uuid = id
-			rw.payCode = s.initialPayCode(m, rw, now)
+			payCode, err := s.initialPayCode(m, rw)
+			if err != nil {
+				return false, err
+			}
+			rw.payCode = payCode
 			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payins (uuid, merchant_id, account_id, method, currency, status, stage,
 				amount, gst, gst_amount, total, name, email, external_id, description, params, pay_code, metadata,
 				endpoint_url, authorization_header, expired_at, created_at, updated_at)

@@ -44,25 +44,30 @@ func virtualAccount(r row) map[string]any {
 }
 
 // initialPayCode is the pay_code a payin is created with.
-func (s *Service) initialPayCode(m Method, r row, now time.Time) string {
+func (s *Service) initialPayCode(m Method, r row) (string, error) {
 	switch m.Family {
 	case QR:
-		return encode(s.qrPayCode(m, r))
+		pc, err := s.qrPayCode(m, r)
+		return encode(pc), err
 	case VirtualAccount:
 		if m.OTP {
-			return "{}"
+			return "{}", nil
 		}
-		return encode(virtualAccount(r))
+		return encode(virtualAccount(r)), nil
 	case Redirect:
-		return encode(map[string]any{"pay_url": s.PayURL(r.uuid)})
+		return encode(map[string]any{"pay_url": s.PayURL(r.uuid)}), nil
 	}
-	return "{}"
+	return "{}", nil
 }
 
 // qrPayCode is a QR method's pay_code: a real EMVCo payload; th_qrpay_thb
 // also offers the bank details of a manual transfer.
-func (s *Service) qrPayCode(m Method, r row) map[string]any {
-	pc := map[string]any{"qr_string": qrString(m, r)}
+func (s *Service) qrPayCode(m Method, r row) (map[string]any, error) {
+	payload, err := qrString(m, r)
+	if err != nil {
+		return nil, err
+	}
+	pc := map[string]any{"qr_string": payload}
 	if m.Code == "th_qrpay_thb" {
 		pc["bank_information"] = map[string]any{
 			"bank_name":      "Kasikornbank",
@@ -72,7 +77,7 @@ func (s *Service) qrPayCode(m Method, r row) map[string]any {
 			"swift_code":     "KASITHBK",
 		}
 	}
-	return pc
+	return pc, nil
 }
 
 // laterPayCode is what jp_bank_jpy and au_payid_npp_aud receive shortly after creation.
