@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"payd/internal/httpapi"
 	"payd/internal/merchant"
+	"payd/internal/money"
 	"payd/internal/server"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -30,10 +34,21 @@ type option func(*server.Config)
 
 func production(c *server.Config) { c.Env = httpapi.Production }
 
-// start runs payd on dsn until the test ends.
+// start runs payd on dsn until the test ends. It listens before it opens,
+// so the links payd hands out (pay_url, say) carry the server's real address
+// as their public URL.
 func start(t testing.TB, dsn string, opts ...option) *payd {
 	t.Helper()
-	cfg := server.Config{DB: dsn, Env: httpapi.Sandbox, StoreOptions: store.Options{SQLiteSynchronous: "NORMAL"}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	root := "http://" + ln.Addr().String()
+	cfg := server.Config{DB: dsn, Env: httpapi.Sandbox, PublicURL: root, StoreOptions: store.Options{SQLiteSynchronous: "NORMAL"}}
+	if os.Getenv("PAYD_TEST_LOG") != "" {
+		// PAYD_TEST_LOG=1 shows the servers' warnings and errors (500s explain themselves there).
+		cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -41,12 +56,8 @@ func start(t testing.TB, dsn string, opts ...option) *payd {
 	srv, err := server.Open(ctx, cfg)
 	if err != nil {
 		cancel()
+		ln.Close()
 		t.Fatalf("open payd: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatalf("listen: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -62,7 +73,6 @@ func start(t testing.TB, dsn string, opts ...option) *payd {
 		}
 		srv.Close()
 	})
-	root := "http://" + ln.Addr().String()
 	return &payd{t: t, srv: srv, base: root + "/api", root: root}
 }
 
@@ -85,8 +95,7 @@ type creds struct {
 // and returns its apps by currency.
 func (p *payd) merchant(currencies ...string) map[string]creds {
 	p.t.Helper()
-	c, err := p.srv.Merchants.Create(context.Background(), merchant.CreateParams{
-		Name: "Test Merchant", Country: "AU", Timezone: "Australia/Sydney", Currencies: currencies})
+	c, err := p.srv.Merchants.Create(context.Background(), merchantParams(currencies...))
 	if err != nil {
 		p.t.Fatalf("create merchant: %v", err)
 	}
@@ -95,6 +104,11 @@ func (p *payd) merchant(currencies ...string) map[string]creds {
 		out[a.Currency] = creds{MerchantID: c.MerchantID, Currency: a.Currency, AccountNumber: a.AccountNumber, AppID: a.AppID, SecretKey: a.SecretKey}
 	}
 	return out
+}
+
+// merchantParams describes a test merchant (AU, Australia/Sydney) with the currencies.
+func merchantParams(currencies ...string) merchant.CreateParams {
+	return merchant.CreateParams{Name: "Test Merchant", Country: "AU", Timezone: "Australia/Sydney", Currencies: currencies}
 }
 
 // response is what a request got back.
@@ -130,12 +144,29 @@ type req struct {
 	path   string // under /api, e.g. /v2/balances
 	as     *creds
 	body   any // marshalled to JSON unless it is a string or []byte (sent as is)
+	// header is set after the defaults; an empty value removes a header
+	// (Content-Type, say).
 	header map[string]string
+	// root sends path from the server's root instead of under /api (/healthz).
+	root bool
+	// client sends the request (http.DefaultClient when nil).
+	client *http.Client
 }
 
-// do sends r and returns the answer.
+// do sends r and returns the answer; it ends the test if the request
+// cannot be made at all.
 func (p *payd) do(r req) response {
 	p.t.Helper()
+	res, err := p.send(r)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	return res
+}
+
+// send is do for goroutines other than the test's own: it reports a failed
+// request instead of ending the test.
+func (p *payd) send(r req) (response, error) {
 	var body io.Reader
 	switch b := r.body.(type) {
 	case nil:
@@ -146,13 +177,17 @@ func (p *payd) do(r req) response {
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			p.t.Fatalf("marshal: %v", err)
+			return response{}, fmt.Errorf("marshal: %w", err)
 		}
 		body = bytes.NewReader(raw)
 	}
-	hr, err := http.NewRequest(r.method, p.base+r.path, body)
+	target := p.base + r.path
+	if r.root {
+		target = p.root + r.path
+	}
+	hr, err := http.NewRequest(r.method, target, body)
 	if err != nil {
-		p.t.Fatalf("request: %v", err)
+		return response{}, err
 	}
 	if body != nil {
 		hr.Header.Set("Content-Type", "application/json")
@@ -166,18 +201,26 @@ func (p *payd) do(r req) response {
 		}
 	}
 	for k, v := range r.header {
+		if v == "" {
+			hr.Header.Del(k)
+			continue
+		}
 		hr.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	client := r.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(hr)
 	if err != nil {
-		p.t.Fatalf("%s %s: %v", r.method, r.path, err)
+		return response{}, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		p.t.Fatalf("read body: %v", err)
+		return response{}, fmt.Errorf("read body: %w", err)
 	}
-	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+	return response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
 }
 
 // get and post are shorthands.
@@ -206,4 +249,152 @@ func want(t testing.TB, r response, status int) {
 	if r.Status != status {
 		t.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
 	}
+}
+
+// Decode decodes the body into v, numbers kept as json.Number where v asks for them.
+func (r response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Fields is errors.fields of an error answer (nil when there is none).
+func (r response) Fields(t testing.TB) map[string]any {
+	t.Helper()
+	e, _ := r.JSON(t)["errors"].(map[string]any)
+	f, _ := e["fields"].(map[string]any)
+	return f
+}
+
+// wantError fails the test unless the answer is the errors envelope with
+// status and code and, when field is not empty, names field in errors.fields;
+// like every answer, it must carry an X-Request-Id.
+func wantError(t testing.TB, r response, status int, code, field string) {
+	t.Helper()
+	want(t, r, status)
+	if got := r.ErrorCode(t); got != code {
+		t.Fatalf("errors.code = %q, want %q; body %s", got, code, r.Body)
+	}
+	if _, ok := r.Fields(t)[field]; field != "" && !ok {
+		t.Fatalf("errors.fields does not name %q; body %s", field, r.Body)
+	}
+	if r.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("a %d answer without X-Request-Id", status)
+	}
+}
+
+// notAuthorised is the exact body of every authentication failure (CONTRACT §2).
+const notAuthorised = `{"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}`
+
+// simulateDeposit simulates a deposit of amount (whole units) into the account with
+// number account and returns the created deposit.
+func (p *payd) simulateDeposit(as creds, account string, amount any) map[string]any {
+	p.t.Helper()
+	r := p.post("/v1/simulate_deposit", as, map[string]any{"account_number": account, "amount": amount})
+	want(p.t, r, 201)
+	return r.JSON(p.t)
+}
+
+// clockNow reads the merchant's sandbox clock.
+func (p *payd) clockNow(as creds) time.Time {
+	p.t.Helper()
+	r := p.get("/v2/sandbox/clock", as)
+	want(p.t, r, 200)
+	var c struct {
+		Now string `json:"now"`
+	}
+	r.Decode(p.t, &c)
+	now, err := time.Parse(time.RFC3339Nano, c.Now)
+	if err != nil {
+		p.t.Fatalf("clock now %q: %v", c.Now, err)
+	}
+	return now
+}
+
+// advance moves the merchant's clock forward and runs what became due.
+func (p *payd) advance(as creds, seconds int64) {
+	p.t.Helper()
+	want(p.t, p.post("/v2/sandbox/clock", as, map[string]any{"advance_seconds": seconds}), 200)
+}
+
+// balanceView is one currency's entry of GET /v2/balances, numbers kept exactly.
+type balanceView struct {
+	Currency       string      `json:"currency"`
+	Available      json.Number `json:"available_balance"`
+	Incoming       json.Number `json:"incoming_balance"`
+	Outgoing       json.Number `json:"outgoing_balance"`
+	RollingReserve json.Number `json:"rolling_reserve_balance"`
+	Withdrawable   json.Number `json:"withdrawable_balance"`
+}
+
+// balanceOf reads GET /v2/balances/detail for currency.
+func (p *payd) balanceOf(as creds, currency string) balanceView {
+	p.t.Helper()
+	r := p.get("/v2/balances/detail?currency="+currency, as)
+	want(p.t, r, 200)
+	var d struct {
+		Record balanceView `json:"record"`
+	}
+	r.Decode(p.t, &d)
+	return d.Record
+}
+
+// historyPage is an answer of GET /v2/balances/history.
+type historyPage struct {
+	Records     []historyRecord `json:"records"`
+	AccountType string          `json:"account_type"`
+	NextCursor  *string         `json:"next_cursor"`
+	HasMore     bool            `json:"has_more"`
+}
+
+type historyRecord struct {
+	ID              string      `json:"id"`
+	Amount          json.Number `json:"amount"`
+	Currency        string      `json:"currency"`
+	RequestType     string      `json:"request_type"`
+	TransactionType string      `json:"transaction_type"`
+	Status          string      `json:"status"`
+	ReferenceID     string      `json:"reference_id"`
+	CreatedAt       string      `json:"created_at"`
+}
+
+// history reads one page of GET /v2/balances/history with the query (without "?").
+func (p *payd) history(as creds, query string) historyPage {
+	p.t.Helper()
+	r := p.get("/v2/balances/history?"+query, as)
+	want(p.t, r, 200)
+	var h historyPage
+	r.Decode(p.t, &h)
+	return h
+}
+
+// minorUnits reads an amount the API wrote (a JSON number or decimal string) in
+// minor units of currency, exactly.
+func minorUnits(t testing.TB, amount any, currency string) int64 {
+	t.Helper()
+	c, ok := money.Lookup(currency)
+	if !ok {
+		t.Fatalf("unknown currency %s", currency)
+	}
+	m, rounded, err := money.Parse(fmt.Sprint(amount), c)
+	if err != nil || rounded {
+		t.Fatalf("amount %v in %s: %v (rounded %v)", amount, currency, err, rounded)
+	}
+	return m
+}
+
+// eachShared runs fn with two payd processes on one database, as several
+// `payd serve` may share one PostgreSQL database (CONTRACT §1). Only
+// PostgreSQL promises that, so it runs on PostgreSQL alone.
+func eachShared(t *testing.T, fn func(t *testing.T, a, b *payd)) {
+	t.Helper()
+	if os.Getenv(storetest.DSNEnv) == "" {
+		t.Skip(storetest.DSNEnv + " not set: processes share only a PostgreSQL database")
+	}
+	t.Run("postgres", func(t *testing.T) {
+		dsn := storetest.PostgresDSN(t)
+		a := start(t, dsn)
+		fn(t, a, start(t, dsn))
+	})
 }

@@ -66,6 +66,9 @@ type API struct {
 
 	zonesMu sync.Mutex
 	zones   map[string]*time.Location
+
+	openAPIOnce sync.Once
+	openAPIBody []byte
 }
 
 // New builds the API and its routes.

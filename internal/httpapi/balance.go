@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
@@ -115,7 +116,7 @@ func (a *API) listBalances(w http.ResponseWriter, r *http.Request) {
 
 // currencyParam reads the currency query parameter, defaulting to the app's.
 func currencyParam(q *queryReader, p merchant.Principal) string {
-	c := q.str("currency")
+	c := strings.ToUpper(q.str("currency"))
 	if c == "" {
 		return p.Currency
 	}
@@ -150,10 +151,11 @@ func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	cur := currencyParam(q, p)
 	loc := a.location(p.Timezone)
+	from, to := q.dateRange(loc)
 	hq := ledger.HistoryQuery{
 		MerchantID: p.MerchantID,
-		From:       q.from("from_date", loc),
-		To:         q.to("to_date", loc),
+		From:       from,
+		To:         to,
 		Cursor:     q.str("cursor"),
 		Size:       q.intIn("size", defaultHistorySize, 1, maxHistorySize),
 	}

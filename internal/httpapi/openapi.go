@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"payd/internal/clock"
 	"payd/internal/money"
@@ -30,7 +29,8 @@ Conventions (CONTRACT §3):
 - Identifiers: v2 records have an 8-character upper-case base-36 uuid; balance records a 10-character Balance ID; v1 records an integer id.
 - Idempotency: every POST and PUT honours Idempotency-Key (at most 255 characters, per merchant). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
 - Bodies: JSON up to 1 MiB unless an endpoint says otherwise; unknown members are ignored.
-- Created resources answer 201.`
+- Created resources answer 201.
+- Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).`
 
 type openAPIDoc struct {
 	OpenAPI    string                    `json:"openapi"`
@@ -41,14 +41,11 @@ type openAPIDoc struct {
 	Security   []map[string][]string     `json:"security"`
 }
 
-var (
-	openAPIOnce sync.Once
-	openAPIBody []byte
-)
-
+// openAPI serves the document of this API's routes (a production server
+// documents no sandbox routes), built once.
 func (a *API) openAPI(w http.ResponseWriter, r *http.Request) {
-	openAPIOnce.Do(func() { openAPIBody, _ = json.MarshalIndent(a.buildOpenAPI(), "", "  ") })
-	writeBody(w, http.StatusOK, openAPIBody)
+	a.openAPIOnce.Do(func() { a.openAPIBody, _ = json.MarshalIndent(a.buildOpenAPI(), "", "  ") })
+	writeBody(w, http.StatusOK, a.openAPIBody)
 }
 
 // buildOpenAPI renders the route table as an OpenAPI 3.1 document.
@@ -73,7 +70,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 	for _, rt := range a.routes {
 		path := rt.path
 		if rt.raw {
-			path = "/.." + rt.path // outside the /api base
+			continue // operations endpoints are outside the API; the description lists them
 		}
 		op := map[string]any{"summary": rt.summary, "operationId": operationID(rt)}
 		if rt.description != "" {
@@ -109,7 +106,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
 				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}
-		if !rt.raw {
+		{
 			responses["500"] = map[string]any{"description": "Internal error (code INTERNAL, with request_id).",
 				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}

@@ -121,7 +121,8 @@ func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	loc := a.location(p.Timezone)
 	page, perPage := q.paging()
-	lq := payin.ListQuery{From: q.from("from_date", loc), To: q.to("to_date", loc), Status: q.str("status"),
+	from, to := q.dateRange(loc)
+	lq := payin.ListQuery{From: from, To: to, Status: q.str("status"),
 		ExternalID: q.str("external_id"), Page: page, PerPage: perPage}
 	if err := q.err(); err != nil {
 		a.fail(w, r, err)

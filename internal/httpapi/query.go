@@ -77,6 +77,15 @@ func (q *queryReader) to(name string, loc *time.Location) time.Time {
 	return t
 }
 
+// dateRange reads from_date and to_date and refuses a range that ends before it starts.
+func (q *queryReader) dateRange(loc *time.Location) (from, to time.Time) {
+	from, to = q.from("from_date", loc), q.to("to_date", loc)
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		q.fields.Add("to_date", "is before from_date")
+	}
+	return from, to
+}
+
 // err returns the collected problems as a 422 naming each parameter.
 func (q *queryReader) err() error { return q.fields.Err() }
 

@@ -127,6 +127,9 @@ type Claim struct {
 	// claim, one effect, so later transactions of the request are not keyed.
 	used   bool
 	stored bool
+	// inFlight is set when another process held the key: that 409 is an
+	// answer about timing, not about the request, so it is never stored.
+	inFlight bool
 }
 
 // ErrReplay tells the HTTP layer to answer with Claim.Replayed: the effect was
@@ -147,6 +150,7 @@ func (c *Claim) Acquire(ctx context.Context, tx *store.Tx) error {
 			return fmt.Errorf("idempotency lock: %w", err)
 		}
 		if !got {
+			c.inFlight = true
 			return errInFlight
 		}
 	}
@@ -186,10 +190,11 @@ func (c *Claim) Complete(ctx context.Context, tx *store.Tx, result any) error {
 
 // Finish stores a response that no transaction stored (an error answer, or a
 // handler without database effect) and releases the key. Responses of 500 and
-// above are not stored, so the client may retry them.
+// above, and the 409 of a key held by another process, are not stored, so
+// the client may retry them.
 func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
 	defer c.release()
-	if c.stored || status >= 500 {
+	if c.stored || c.inFlight || status >= 500 {
 		return nil
 	}
 	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"payd/internal/fault"
+	"payd/internal/money"
 	"payd/internal/store"
 )
 
@@ -57,6 +58,11 @@ func OpenAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID
 	}
 	return nil
 }
+
+// MaxBalance bounds every bucket's magnitude, in minor units: far above any
+// real balance, and far enough below the int64 limit that adding one more
+// amount (at most money.MaxMinor) can never overflow, on either database.
+const MaxBalance int64 = 4_000_000_000_000_000_000
 
 // Leg is one side of a movement: Amount (signed, minor units) is added to the
 // bucket of the account.
@@ -101,7 +107,8 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 		var id, after int64
 		err := tx.QueryRowContext(ctx, `UPDATE ledger_buckets SET balance = balance + $1
 			WHERE account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5)
-			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative).Scan(&id, &after)
+			  AND balance + $1 BETWEEN $6 AND $7
+			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative, -MaxBalance, MaxBalance).Scan(&id, &after)
 		if err != nil {
 			return 0, legError(ctx, tx, e, l, err)
 		}
@@ -147,6 +154,9 @@ func normalise(in []Leg) ([]Leg, error) {
 		if l.Bucket == "" || l.Account == 0 {
 			return nil, fmt.Errorf("leg without account or bucket")
 		}
+		if l.Amount > money.MaxMinor || l.Amount < -money.MaxMinor {
+			return nil, fmt.Errorf("leg of %d is beyond the largest amount", l.Amount)
+		}
 		sum += l.Amount
 		k := key{l.Account, l.Bucket}
 		if m, ok := merged[k]; ok {
@@ -189,6 +199,10 @@ func legError(ctx context.Context, tx *store.Tx, e Entry, l Leg, err error) erro
 	if err := tx.QueryRowContext(ctx, `SELECT balance FROM ledger_buckets WHERE account_id = $1 AND name = $2 AND currency = $3`,
 		l.Account, string(l.Bucket), e.Currency).Scan(&balance); err != nil {
 		return fmt.Errorf("post %s: no %s bucket in %s for account %d: %w", e.Kind, l.Bucket, e.Currency, l.Account, err)
+	}
+	if balance+l.Amount > MaxBalance || balance+l.Amount < -MaxBalance {
+		return &fault.Error{Kind: fault.Invalid, Code: fault.CodeAmountOutOfRange,
+			Message: fmt.Sprintf("the %s balance would exceed the largest balance payd holds", l.Bucket)}
 	}
 	return &fault.Error{Kind: fault.Invalid, Code: fault.CodeInsufficientFunds,
 		Message: fmt.Sprintf("insufficient funds: the %s balance is lower than the amount required", l.Bucket)}

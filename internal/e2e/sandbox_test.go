@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSandboxClockReadsAndMoves: GET answers {"now"} in RFC 3339 UTC with
+// milliseconds, near the real time for a new merchant; advance_seconds moves
+// it forward by that much; "now" sets a later time exactly; each POST answers
+// the new time.
+func TestSandboxClockReadsAndMoves(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		r := p.get("/v2/sandbox/clock", m)
+		want(t, r, 200)
+		var members map[string]string
+		r.Decode(t, &members)
+		if len(members) != 1 || !timePattern.MatchString(members["now"]) {
+			t.Fatalf("clock = %s, want exactly {\"now\": \"YYYY-MM-DDThh:mm:ss.mmmZ\"}", r.Body)
+		}
+		start := p.clockNow(m)
+		if d := time.Since(start).Abs(); d > time.Minute {
+			t.Errorf("a new merchant's clock is %s off the real clock", d)
+		}
+
+		moved := p.post("/v2/sandbox/clock", m, map[string]any{"advance_seconds": 86400})
+		want(t, moved, 200)
+		var answer struct {
+			Now string `json:"now"`
+		}
+		moved.Decode(t, &answer)
+		afterAdvance := p.clockNow(m)
+		if got := afterAdvance.Sub(start); got < 24*time.Hour || got > 24*time.Hour+time.Minute {
+			t.Errorf("after advancing a day the clock moved %s", got)
+		}
+		answered, err := time.Parse(time.RFC3339Nano, answer.Now)
+		if err != nil || !timePattern.MatchString(answer.Now) || answered.After(afterAdvance) || answered.Sub(start) < 24*time.Hour {
+			t.Errorf("POST answered now %q; want a day after %s and not after the GET that followed (%s)", answer.Now, start, afterAdvance)
+		}
+
+		target := afterAdvance.Add(90 * time.Minute).Truncate(time.Millisecond).UTC()
+		set := p.post("/v2/sandbox/clock", m, map[string]any{"now": target.Format("2006-01-02T15:04:05.000+0000")})
+		want(t, set, 200)
+		if got, want := strings.TrimSpace(string(set.Body)), `{"now":"`+target.Format("2006-01-02T15:04:05.000Z")+`"}`; got != want {
+			t.Errorf("POST now answered %s, want %s", got, want)
+		}
+		if got := p.clockNow(m); got.Before(target) || got.Sub(target) > time.Minute {
+			t.Errorf("after setting %s the clock reads %s", target, got)
+		}
+	})
+}
+
+// TestSandboxClockRefusals: a clock never moves back and takes exactly one of
+// advance_seconds and now; refused requests leave it where it was.
+func TestSandboxClockRefusals(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.advance(m, 3600)
+		before := p.clockNow(m)
+		earlier := before.Add(-time.Minute).Format(time.RFC3339)
+		tests := []struct {
+			name   string
+			body   string
+			status int
+			code   string
+			field  string
+		}{
+			{name: "now earlier than the clock", body: `{"now":"` + earlier + `"}`, status: 422, code: "VALIDATION_FAILED", field: "now"},
+			{name: "now far in the past", body: `{"now":"2000-01-01T00:00:00Z"}`, status: 422, code: "VALIDATION_FAILED", field: "now"},
+			{name: "negative advance_seconds", body: `{"advance_seconds":-1}`, status: 422, code: "VALIDATION_FAILED", field: "advance_seconds"},
+			{name: "more than ten years", body: `{"advance_seconds":315360001}`, status: 422, code: "VALIDATION_FAILED", field: "advance_seconds"},
+			{name: "both members", body: `{"advance_seconds":10,"now":"2099-01-01T00:00:00Z"}`, status: 422, code: "VALIDATION_FAILED", field: "advance_seconds"},
+			{name: "neither member", body: `{}`, status: 422, code: "VALIDATION_FAILED", field: "advance_seconds"},
+			{name: "both null", body: `{"advance_seconds":null,"now":null}`, status: 422, code: "VALIDATION_FAILED", field: "advance_seconds"},
+			{name: "advance_seconds as a string", body: `{"advance_seconds":"10"}`, status: 400, code: "WRONG_TYPE", field: "advance_seconds"},
+			{name: "advance_seconds fractional", body: `{"advance_seconds":1.5}`, status: 400, code: "WRONG_TYPE", field: "advance_seconds"},
+			{name: "now not a time", body: `{"now":"tomorrow"}`, status: 400, code: "WRONG_TYPE", field: "now"},
+			{name: "now a number", body: `{"now":1700000000}`, status: 400, code: "WRONG_TYPE", field: "now"},
+			{name: "not JSON", body: `advance_seconds=10`, status: 400, code: "MALFORMED_JSON"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				wantError(t, p.post("/v2/sandbox/clock", m, tt.body), tt.status, tt.code, tt.field)
+			})
+		}
+		if after := p.clockNow(m); after.Sub(before) > time.Minute {
+			t.Errorf("refused requests moved the clock from %s to %s", before, after)
+		}
+	})
+}
+
+// TestSandboxClocksArePerMerchant: advancing one merchant's clock does not
+// move another's, and every app of a merchant shares its clock.
+func TestSandboxClocksArePerMerchant(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		a := p.merchant("AUD", "JPY")
+		b := p.merchant("AUD")["AUD"]
+		p.advance(a["AUD"], 10*86400)
+		got := []time.Duration{
+			time.Until(p.clockNow(a["AUD"])).Round(time.Hour),
+			time.Until(p.clockNow(a["JPY"])).Round(time.Hour),
+			time.Until(p.clockNow(b)).Round(time.Hour),
+		}
+		if got[0] != 240*time.Hour || got[1] != 240*time.Hour || got[2] != 0 {
+			t.Errorf("clocks ahead of real time: A's AUD app %s, A's JPY app %s, B %s; want 240h, 240h, 0", got[0], got[1], got[2])
+		}
+	})
+}
+
+// TestProductionHasNoSandboxRoutes: production serves neither the deposit
+// simulation nor the test clock (404 in the errors envelope, with or without
+// credentials) and still serves balances.
+func TestProductionHasNoSandboxRoutes(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		tests := []struct {
+			name string
+			r    req
+		}{
+			{name: "simulate_deposit", r: req{method: "POST", path: "/v1/simulate_deposit", as: &m, body: map[string]any{"account_number": m.AccountNumber, "amount": "10"}}},
+			{name: "simulate_deposit without credentials", r: req{method: "POST", path: "/v1/simulate_deposit", body: `{}`}},
+			{name: "read the clock", r: req{method: "GET", path: "/v2/sandbox/clock", as: &m}},
+			{name: "move the clock", r: req{method: "POST", path: "/v2/sandbox/clock", as: &m, body: map[string]any{"advance_seconds": 60}}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				wantError(t, p.do(tt.r), 404, "NOT_FOUND", "")
+			})
+		}
+		r := p.get("/v2/balances", m)
+		want(t, r, 200)
+		if got, want := strings.TrimSpace(string(r.Body)), `{"records":[{"currency":"AUD","available_balance":0.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":0.00}]}`; got != want {
+			t.Errorf("balances = %s, want %s", got, want)
+		}
+	}, production)
+}
