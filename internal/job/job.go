@@ -177,35 +177,46 @@ func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
 		return false, err
 	}
 	var claimed *Job
+	var outcome string
 	var runErr error
 	started := time.Now()
 	err = q.db.Exec(ctx, func(tx *store.Tx) error {
-		claimed, runErr = nil, nil
+		claimed, outcome, runErr = nil, "done", nil
 		j, err := q.claim(ctx, tx, now, clockOf)
 		if err != nil || j == nil {
 			return err
 		}
 		claimed = j
-		if runErr = q.run(ctx, tx, *j); runErr != nil {
-			return runErr
+		// The handler runs inside a savepoint: if it fails, its writes are
+		// undone but the claim is kept, so the failure is recorded in the
+		// same transaction and no other worker can run the job before its backoff.
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT job_run`); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
+		if runErr = q.run(ctx, tx, *j); runErr == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err() // shutting down: the rollback hands the job back
+		}
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_run`); err != nil {
+			return err
+		}
+		outcome, err = q.recordFailure(ctx, tx, *j, runErr)
 		return err
 	})
-	if claimed == nil {
-		return false, err
+	if claimed == nil || ctx.Err() != nil {
+		return claimed != nil, nil
 	}
-	if err == nil {
-		q.observe(claimed.Kind, "done", time.Since(started))
-		return true, nil
-	}
-	if ctx.Err() != nil {
-		return true, nil // shutting down: the rollback handed the job back
-	}
-	if runErr == nil {
+	if err != nil {
 		return true, fmt.Errorf("job %d (%s): %w", claimed.ID, claimed.Kind, err)
 	}
-	return true, q.fail(ctx, *claimed, runErr, time.Since(started))
+	q.observe(claimed.Kind, outcome, time.Since(started))
+	if runErr != nil {
+		q.log.Warn("job run failed", "job_id", claimed.ID, "kind", claimed.Kind, "attempt", claimed.Attempt, "outcome", outcome, "err", runErr.Error())
+	}
+	return true, nil
 }
 
 func (q *Queue) claim(ctx context.Context, tx *store.Tx, now int64, clockOf string) (*Job, error) {
@@ -244,31 +255,26 @@ func (q *Queue) run(ctx context.Context, tx *store.Tx, j Job) (err error) {
 	return h(ctx, tx, j)
 }
 
-// fail records a failed run: the job is retried after a growing delay, or
-// marked failed once it has used its attempts.
-func (q *Queue) fail(ctx context.Context, j Job, runErr error, took time.Duration) error {
-	delay := Backoff(j.Attempt)
+// recordFailure records a failed run in tx: the job is retried after a
+// growing delay, or marked failed once it has used its attempts. It returns
+// the outcome, "retry" or "failed".
+func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr error) (string, error) {
 	msg := runErr.Error()
 	if len(msg) > 2000 {
 		msg = msg[:2000]
 	}
 	var state string
-	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		return tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
-			state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
-			run_at = $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = jobs.clock_of), 0)
-			WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(delay).UnixMilli(), j.ID).Scan(&state)
-	})
+	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
+		state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
+		run_at = $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = jobs.clock_of), 0)
+		WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ID).Scan(&state)
 	if err != nil {
-		return fmt.Errorf("record failure of job %d: %w", j.ID, err)
+		return "", fmt.Errorf("record failure of job %d: %w", j.ID, err)
 	}
-	outcome := "retry"
 	if state == "failed" {
-		outcome = "failed"
+		return "failed", nil
 	}
-	q.observe(j.Kind, outcome, took)
-	q.log.Warn("job run failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempt, "outcome", outcome, "err", msg)
-	return nil
+	return "retry", nil
 }
 
 // Backoff is the delay before retry number attempt: exponential from one

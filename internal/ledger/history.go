@@ -34,6 +34,9 @@ type HistoryPage struct {
 // the position of the last record returned, so records created meanwhile
 // neither repeat nor shift a page.
 func History(ctx context.Context, q store.Querier, hq HistoryQuery) (HistoryPage, error) {
+	if hq.Size <= 0 {
+		hq.Size = 20
+	}
 	afterAt, afterID, err := decodeCursor(hq.Cursor)
 	if err != nil {
 		return HistoryPage{}, err

@@ -98,9 +98,10 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	type applied struct {
-		bucketID int64
-		amount   int64
-		after    int64
+		bucketID  int64
+		amount    int64
+		after     int64
+		overdraft bool
 	}
 	done := make([]applied, 0, len(legs))
 	for _, l := range legs {
@@ -112,7 +113,7 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 		if err != nil {
 			return 0, legError(ctx, tx, e, l, err)
 		}
-		done = append(done, applied{id, l.Amount, after})
+		done = append(done, applied{id, l.Amount, after, l.MayGoNegative && after < 0})
 	}
 	var entryID int64
 	var record any
@@ -124,15 +125,15 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	var q strings.Builder
-	q.WriteString("INSERT INTO postings (entry_id, bucket_id, currency, amount, balance_after) VALUES ")
-	args := make([]any, 0, 5*len(done))
+	q.WriteString("INSERT INTO postings (entry_id, bucket_id, currency, amount, balance_after, overdraft) VALUES ")
+	args := make([]any, 0, 6*len(done))
 	for i, d := range done {
 		if i > 0 {
 			q.WriteString(", ")
 		}
 		n := len(args)
-		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5)
-		args = append(args, entryID, d.bucketID, e.Currency, d.amount, d.after)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+		args = append(args, entryID, d.bucketID, e.Currency, d.amount, d.after, d.overdraft)
 	}
 	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)

@@ -18,7 +18,8 @@ type Problem struct {
 //   - every journal entry's postings sum to zero per currency;
 //   - every bucket's balance equals the sum of its postings;
 //   - each bucket's postings, in order, carry a running balance that adds up;
-//   - no bucket that may not go negative is below zero;
+//   - no bucket that may not go negative is below zero, and no posting took
+//     it there, unless the movement allowed it (the posting's overdraft flag);
 //   - postings are in their bucket's currency;
 //   - an entry and its balance record belong to the same merchant.
 func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
@@ -36,8 +37,12 @@ func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
 		{"running_balance", `SELECT 'posting ' || CAST(id AS TEXT) || ' says balance ' || CAST(balance_after AS TEXT) || ' but the running sum is ' || CAST(running AS TEXT)
 			FROM (SELECT id, balance_after, SUM(amount) OVER (PARTITION BY bucket_id ORDER BY id) AS running FROM postings) r
 			WHERE balance_after <> running`},
-		{"non_negative", `SELECT 'bucket ' || CAST(id AS TEXT) || ' (' || name || ') is ' || CAST(balance AS TEXT)
-			FROM ledger_buckets WHERE balance < 0 AND NOT allow_negative`},
+		{"non_negative", `SELECT 'bucket ' || CAST(b.id AS TEXT) || ' (' || b.name || ') is ' || CAST(b.balance AS TEXT)
+			FROM ledger_buckets b WHERE b.balance < 0 AND NOT b.allow_negative
+			  AND NOT COALESCE((SELECT p.overdraft FROM postings p WHERE p.bucket_id = b.id ORDER BY p.id DESC LIMIT 1), FALSE)`},
+		{"posting_non_negative", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' took bucket ' || CAST(b.id AS TEXT) || ' (' || b.name || ') to ' || CAST(p.balance_after AS TEXT) || ' without the movement allowing it'
+			FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id
+			WHERE p.balance_after < 0 AND NOT b.allow_negative AND NOT p.overdraft`},
 		{"posting_currency", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' is in ' || p.currency || ' but its bucket is in ' || b.currency
 			FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id WHERE p.currency <> b.currency`},
 		{"record_owner", `SELECT 'entry ' || CAST(e.id AS TEXT) || ' belongs to merchant ' || e.merchant_id || ' but its balance record to ' || r.merchant_id

@@ -95,39 +95,44 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 		if done[m.Version] {
 			continue
 		}
-		if err := applyMigration(ctx, conn, m); err != nil {
+		ok, err := applyMigration(ctx, conn, m)
+		if err != nil {
 			return applied, err
 		}
-		applied = append(applied, m.Name)
+		if ok {
+			applied = append(applied, m.Name)
+		}
 	}
 	return applied, nil
 }
 
-func applyMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+// applyMigration applies m and reports whether it did: false when another
+// process applied it first.
+func applyMigration(ctx context.Context, conn *sql.Conn, m Migration) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("migration %s: %w", m.Name, err)
+		return false, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	// Another process may have applied it between our read and our lock.
 	var n int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = $1", m.Version).Scan(&n); err != nil || n > 0 {
 		tx.Rollback()
 		if err != nil {
-			return fmt.Errorf("migration %s: %w", m.Name, err)
+			return false, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
-		return nil
+		return false, nil
 	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		tx.Rollback()
-		return fmt.Errorf("migration %s: %w", m.Name, err)
+		return false, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
 		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
 		tx.Rollback()
-		return fmt.Errorf("migration %s: %w", m.Name, err)
+		return false, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migration %s: %w", m.Name, err)
+		return false, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
-	return nil
+	return true, nil
 }

@@ -86,6 +86,14 @@ func runTx[T any](ctx context.Context, db *DB, claim ClaimHook, fn func(tx *Tx) 
 		return zero, fmt.Errorf("begin: %w", err)
 	}
 	tx := &Tx{Tx: sqlTx, db: db}
+	// A panic in fn must not leak the transaction: on SQLite it holds the
+	// only write connection, on PostgreSQL its row locks.
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+	}()
 	if claim != nil {
 		if err := claim.Acquire(ctx, tx); err != nil {
 			_ = sqlTx.Rollback()

@@ -1,0 +1,112 @@
+package job_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/job"
+	"payd/internal/store"
+)
+
+// t0 is the instant the job tests start at.
+var t0 = time.Date(2025, time.March, 3, 9, 30, 0, 0, time.UTC)
+
+// outcomes records what the queue's Observer hears.
+type outcomes struct {
+	mu   sync.Mutex
+	runs []string // "kind outcome"
+}
+
+func (o *outcomes) observe(kind, outcome string, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.runs = append(o.runs, kind+" "+outcome)
+}
+
+func (o *outcomes) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.runs...)
+}
+
+// newQueue returns a queue on db reading time from clk, silent, with its observations.
+func newQueue(db *store.DB, clk clock.Clock) (*job.Queue, *outcomes) {
+	o := &outcomes{}
+	return job.New(db, clk, slog.New(slog.DiscardHandler), o.observe), o
+}
+
+// newMerchant inserts a merchant row (jobs.clock_of points at merchants) and returns its id.
+func newMerchant(t testing.TB, db *store.DB) string {
+	t.Helper()
+	id := store.RandomID(store.UUIDLen)
+	exec(t, db, `INSERT INTO merchants (id, name, country, timezone, webhook_secret, created_at)
+		VALUES ($1, 'Test Merchant', 'JP', 'Asia/Tokyo', 'whsec_test', 0)`, id)
+	return id
+}
+
+// exec runs raw SQL in its own transaction.
+func exec(t testing.TB, db *store.DB, query string, args ...any) {
+	t.Helper()
+	err := db.Exec(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ExecContext(context.Background(), query, args...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func count(t testing.TB, db *store.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// enqueue adds one job in its own transaction.
+func enqueue(t testing.TB, q *job.Queue, db *store.DB, kind string, payload any, opt job.Options) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.Exec(ctx, func(tx *store.Tx) error { return q.Enqueue(ctx, tx, kind, payload, opt) }); err != nil {
+		t.Fatalf("enqueue %s: %v", kind, err)
+	}
+}
+
+// jobRow is the stored state of a job.
+type jobRow struct {
+	State     string
+	Attempts  int
+	RunAt     int64
+	LastError string
+}
+
+// jobOf reads the one job of kind.
+func jobOf(t testing.TB, db *store.DB, kind string) jobRow {
+	t.Helper()
+	var r jobRow
+	err := db.Read().QueryRow(`SELECT state, attempts, run_at, COALESCE(last_error, '') FROM jobs WHERE kind = $1`, kind).
+		Scan(&r.State, &r.Attempts, &r.RunAt, &r.LastError)
+	if err != nil {
+		t.Fatalf("read job %s: %v", kind, err)
+	}
+	return r
+}
+
+// createRuns makes the table handlers write to, keyed so a second run of the
+// same job would be a unique violation.
+func createRuns(t testing.TB, db *store.DB) {
+	t.Helper()
+	exec(t, db, `CREATE TABLE job_runs (payload TEXT PRIMARY KEY, runner TEXT NOT NULL)`)
+}
+
+// recordRun is a handler step: it writes the job's payload into job_runs.
+func recordRun(ctx context.Context, tx *store.Tx, j job.Job, runner string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_runs (payload, runner) VALUES ($1, $2)`, string(j.Payload), runner)
+	return err
+}

@@ -1,0 +1,268 @@
+package job_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/job"
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+// drain runs q's due jobs one by one until none is left and returns how many ran.
+func drain(t *testing.T, q *job.Queue) int {
+	t.Helper()
+	n := 0
+	for ; n < 1000; n++ {
+		ran, err := q.RunOne(context.Background(), "")
+		if err != nil {
+			t.Fatalf("RunOne: %v", err)
+		}
+		if !ran {
+			return n
+		}
+	}
+	t.Fatal("queue did not drain after 1000 runs")
+	return n
+}
+
+// TestJobsSurviveRestart enqueues with one process and runs with another
+// opened later on the same database: the jobs were durable, not in memory.
+func TestJobsSurviveRestart(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		first := storetest.Open(t, dsn)
+		createRuns(t, first)
+		producer, _ := newQueue(first, clock.NewManual(t0))
+		for i := range 5 {
+			enqueue(t, producer, first, "carry-over", i, job.Options{})
+		}
+
+		second := storetest.Open(t, dsn)
+		consumer, _ := newQueue(second, clock.NewManual(t0))
+		consumer.Handle("carry-over", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			return recordRun(ctx, tx, j, "second")
+		})
+		if got := drain(t, consumer); got != 5 {
+			t.Errorf("new process ran %d jobs, want 5", got)
+		}
+		if got := count(t, second, `SELECT count(*) FROM job_runs WHERE runner = 'second'`); got != 5 {
+			t.Errorf("%d runs recorded, want 5", got)
+		}
+	})
+}
+
+// TestInterruptedJobIsHandedBack stops a process while its job runs (the
+// context ends mid-handler): the job's work rolls back, the attempt is not
+// counted, and the next process runs it.
+func TestInterruptedJobIsHandedBack(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		first := storetest.Open(t, dsn)
+		createRuns(t, first)
+		dying, _ := newQueue(first, clock.NewManual(t0))
+		ctx, shutdown := context.WithCancel(context.Background())
+		dying.Handle("work", func(hctx context.Context, tx *store.Tx, j job.Job) error {
+			if err := recordRun(hctx, tx, j, "first"); err != nil {
+				return err
+			}
+			shutdown()
+			return hctx.Err()
+		})
+		enqueue(t, dying, first, "work", "w", job.Options{})
+		ran, err := dying.RunOne(ctx, "")
+		if !ran || err != nil {
+			t.Errorf("interrupted RunOne = %v, %v; want true, nil", ran, err)
+		}
+		if got := jobOf(t, first, "work"); got.State != "available" || got.Attempts != 0 {
+			t.Errorf("interrupted job = %+v, want available with no attempt counted", got)
+		}
+
+		second := storetest.Open(t, dsn)
+		next, _ := newQueue(second, clock.NewManual(t0))
+		next.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "second") })
+		if got := drain(t, next); got != 1 {
+			t.Errorf("next process ran %d jobs, want 1", got)
+		}
+		if got := count(t, second, `SELECT count(*) FROM job_runs WHERE runner = 'second'`); got != 1 {
+			t.Errorf("%d runs by the next process, want 1", got)
+		}
+		if got := count(t, second, `SELECT count(*) FROM job_runs WHERE runner = 'first'`); got != 0 {
+			t.Errorf("%d runs by the interrupted process survived, want 0", got)
+		}
+	})
+}
+
+// completions counts committed job runs and closes done when it reaches want.
+type completions struct {
+	want int64
+	n    atomic.Int64
+	done chan struct{}
+}
+
+func newCompletions(want int) *completions {
+	return &completions{want: int64(want), done: make(chan struct{})}
+}
+
+// commit is registered with AfterCommit by a handler; it closes done once,
+// on the want-th call.
+func (c *completions) commit() {
+	if c.n.Add(1) == c.want {
+		close(c.done)
+	}
+}
+
+// wait waits for every completion, failing the test after timeout.
+func (c *completions) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(timeout):
+		t.Fatalf("only %d of %d jobs completed in %v", c.n.Load(), c.want, timeout)
+	}
+}
+
+// TestRunWakesOnEnqueue runs workers that never poll (an hour's interval):
+// jobs enqueued through the same queue must still run at once, because a
+// committed Enqueue wakes the workers.
+func TestRunWakesOnEnqueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const jobs = 60
+		createRuns(t, db)
+		q, _ := newQueue(db, clock.NewManual(t0))
+		q.PollInterval = time.Hour
+		done := newCompletions(jobs)
+		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			tx.AfterCommit(done.commit)
+			return recordRun(ctx, tx, j, "q")
+		})
+		ctx, stop := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { q.Run(ctx, 2); close(stopped) }()
+		defer func() { stop(); <-stopped }()
+
+		// In batches, from several goroutines, while the workers idle.
+		var wg sync.WaitGroup
+		for b := range 3 {
+			wg.Go(func() {
+				for i := range jobs / 3 {
+					enqueue(t, q, db, "work", strconv.Itoa(b*100+i), job.Options{})
+				}
+			})
+		}
+		wg.Wait()
+		done.wait(t, 30*time.Second)
+		stop()
+		<-stopped
+		if got := count(t, db, `SELECT count(*) FROM job_runs`); got != jobs {
+			t.Errorf("%d runs, want %d", got, jobs)
+		}
+		if got := count(t, db, `SELECT count(*) FROM jobs`); got != 0 {
+			t.Errorf("%d jobs left, want 0", got)
+		}
+	})
+}
+
+// TestTwoProcessesRunEachJobOnce runs two queues on two connections pools
+// ("processes") against one PostgreSQL database, two workers each. Every job
+// must run exactly once. The first job holds its transaction open until
+// twenty others have committed, so the test also proves that workers run
+// concurrently and skip a job another worker holds.
+func TestTwoProcessesRunEachJobOnce(t *testing.T) {
+	const jobs = 200
+	dsn := storetest.PostgresDSN(t)
+	dbA, dbB := storetest.Open(t, dsn), storetest.Open(t, dsn)
+	exec(t, dbA, `CREATE TABLE job_runs (payload BIGINT PRIMARY KEY, runner TEXT NOT NULL)`)
+
+	done := newCompletions(jobs)
+	twentyDone := newCompletions(20)
+	var inFlight, peak, uniqueViolations, handlerErrors atomic.Int64
+	handler := func(runner string) job.Handler {
+		return func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			defer inFlight.Add(-1)
+			raiseTo(&peak, inFlight.Add(1))
+			n, err := strconv.Atoi(string(j.Payload))
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				select {
+				case <-twentyDone.done:
+				case <-time.After(20 * time.Second):
+					handlerErrors.Add(1)
+					return fmt.Errorf("job 0 held its claim but no other job ran meanwhile")
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO job_runs (payload, runner) VALUES ($1, $2)`, n, runner); err != nil {
+				if store.IsUniqueViolation(err) {
+					uniqueViolations.Add(1)
+				}
+				handlerErrors.Add(1)
+				return err
+			}
+			tx.AfterCommit(done.commit)
+			if n != 0 {
+				tx.AfterCommit(twentyDone.commit)
+			}
+			return nil
+		}
+	}
+	qA, _ := newQueue(dbA, clock.NewManual(t0))
+	qB, _ := newQueue(dbB, clock.NewManual(t0))
+	qA.Handle("work", handler("A"))
+	qB.Handle("work", handler("B"))
+	qA.PollInterval, qB.PollInterval = 10*time.Millisecond, 10*time.Millisecond
+
+	ctx := context.Background()
+	err := dbA.Exec(ctx, func(tx *store.Tx) error {
+		for i := range jobs {
+			if err := qA.Enqueue(ctx, tx, "work", i, job.Options{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { qA.Run(runCtx, 2) })
+	wg.Go(func() { qB.Run(runCtx, 2) })
+	done.wait(t, 45*time.Second)
+	stop()
+	wg.Wait()
+
+	if got := count(t, dbA, `SELECT count(*) FROM job_runs`); got != jobs {
+		t.Errorf("%d distinct jobs ran, want %d", got, jobs)
+	}
+	if got := done.n.Load(); got != jobs {
+		t.Errorf("%d runs committed, want %d (each job exactly once)", got, jobs)
+	}
+	if got := count(t, dbA, `SELECT count(*) FROM jobs`); got != 0 {
+		t.Errorf("%d jobs left, want 0", got)
+	}
+	if uniqueViolations.Load() != 0 || handlerErrors.Load() != 0 {
+		t.Errorf("%d unique violations, %d handler errors; want none (a job ran twice or stalled)", uniqueViolations.Load(), handlerErrors.Load())
+	}
+	if peak.Load() < 2 {
+		t.Errorf("at most %d handlers ran at once, want at least 2", peak.Load())
+	}
+	t.Logf("peak concurrency %d; runs by A %d, by B %d", peak.Load(),
+		count(t, dbA, `SELECT count(*) FROM job_runs WHERE runner = 'A'`), count(t, dbA, `SELECT count(*) FROM job_runs WHERE runner = 'B'`))
+}
+
+// raiseTo sets v to n if n is larger.
+func raiseTo(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package store
+
+// MaxIDTries exposes the retry bound of InsertUnique to the external tests.
+const MaxIDTries = maxIDTries

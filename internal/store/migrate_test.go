@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+func migrationNames(t *testing.T, d store.Dialect) []string {
+	t.Helper()
+	ms, err := store.Migrations(d)
+	if err != nil {
+		t.Fatalf("Migrations(%s): %v", d, err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+func TestMigrationSetsMatch(t *testing.T) {
+	sqlite, err := store.Migrations(store.SQLite)
+	if err != nil {
+		t.Fatalf("Migrations(sqlite): %v", err)
+	}
+	postgres, err := store.Migrations(store.Postgres)
+	if err != nil {
+		t.Fatalf("Migrations(postgres): %v", err)
+	}
+	if len(sqlite) == 0 {
+		t.Fatal("no sqlite migrations embedded")
+	}
+	type step struct {
+		Version int
+		Name    string
+	}
+	steps := func(ms []store.Migration) []step {
+		var out []step
+		for _, m := range ms {
+			out = append(out, step{m.Version, m.Name})
+		}
+		return out
+	}
+	if got, want := steps(postgres), steps(sqlite); !slices.Equal(got, want) {
+		t.Errorf("postgres migrations %v, sqlite migrations %v: want the same versions and names", got, want)
+	}
+	for _, ms := range [][]store.Migration{sqlite, postgres} {
+		for i, m := range ms {
+			if m.Version != i+1 || m.SQL == "" {
+				t.Errorf("migration %d is %s (version %d, %d bytes of SQL), want version %d with SQL", i, m.Name, m.Version, len(m.SQL), i+1)
+			}
+		}
+	}
+}
+
+func TestMigrationsUnknownDialect(t *testing.T) {
+	if ms, err := store.Migrations("oracle"); err == nil {
+		t.Errorf("Migrations(oracle) = %d migrations, nil error; want an error", len(ms))
+	}
+}
+
+func TestMigrateTwice(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db, err := store.Open(ctx, dsn, store.Options{SQLiteSynchronous: "NORMAL"})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		defer db.Close()
+		first, err := db.Migrate(ctx)
+		if err != nil {
+			t.Fatalf("first Migrate: %v", err)
+		}
+		second, err := db.Migrate(ctx)
+		if err != nil {
+			t.Fatalf("second Migrate: %v", err)
+		}
+		want := migrationNames(t, db.Dialect())
+		if !slices.Equal(first, want) {
+			t.Errorf("first Migrate applied %v, want %v", first, want)
+		}
+		if len(second) != 0 {
+			t.Errorf("second Migrate applied %v, want nothing", second)
+		}
+		if got := appliedVersions(t, db); len(got) != len(want) {
+			t.Errorf("schema_migrations holds versions %v, want %d rows", got, len(want))
+		}
+	})
+}
+
+func appliedVersions(t *testing.T, db *store.DB) []int {
+	t.Helper()
+	rows, err := db.Read().Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatalf("read schema_migrations: %v", err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMigrateConcurrent starts several "processes" (separate DB handles) on
+// one empty database at once: every migration must be applied exactly once
+// and none of them may fail.
+func TestMigrateConcurrent(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		const processes = 6
+		ctx := context.Background()
+		dbs := make([]*store.DB, processes)
+		for i := range dbs {
+			db, err := store.Open(ctx, dsn, store.Options{SQLiteSynchronous: "NORMAL"})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer db.Close()
+			dbs[i] = db
+		}
+		applied := make([][]string, processes)
+		errs := make([]error, processes)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, db := range dbs {
+			wg.Go(func() {
+				<-start
+				applied[i], errs[i] = db.Migrate(ctx)
+			})
+		}
+		close(start)
+		wg.Wait()
+		var all []string
+		for i := range dbs {
+			if errs[i] != nil {
+				t.Errorf("process %d: Migrate: %v", i, errs[i])
+			}
+			all = append(all, applied[i]...)
+		}
+		slices.Sort(all)
+		if want := migrationNames(t, dbs[0].Dialect()); !slices.Equal(all, want) {
+			t.Errorf("migrations applied across processes %v, want each of %v once", all, want)
+		}
+		if got, want := len(appliedVersions(t, dbs[0])), len(migrationNames(t, dbs[0].Dialect())); got != want {
+			t.Errorf("schema_migrations has %d rows, want %d", got, want)
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+func TestOpenRejectsBadDSN(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The password hunter2 must never appear in the error, which gets logged.
+	tests := []struct {
+		name string
+		dsn  string
+	}{
+		{"empty", ""},
+		{"unknown scheme", "mysql://root:hunter2@localhost/payd"},
+		{"bare path", "payd.db"},
+		{"sqlite without file", "sqlite:"},
+		{"sqlite under a file", "sqlite:" + filepath.Join(notADir, "payd.db")},
+		{"postgres nobody listens on", "postgres://payd:hunter2@127.0.0.1:1/payd?connect_timeout=2"},
+		{"postgresql nobody listens on", "postgresql://payd:hunter2@127.0.0.1:1/payd?connect_timeout=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := store.Open(context.Background(), tt.dsn, store.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatalf("Open(%q) = nil error, want one", tt.dsn)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("Open(%q) error %q shows the password", tt.dsn, err)
+			}
+		})
+	}
+}
+
+func TestOpenDialect(t *testing.T) {
+	tests := []struct {
+		target         storetest.Target
+		wantDialect    store.Dialect
+		wantForUpdate  string
+		wantSkipLocked string
+	}{
+		{storetest.Target{Name: "sqlite", DSN: storetest.SQLiteDSN}, store.SQLite, "", ""},
+		{storetest.Target{Name: "postgres", DSN: storetest.PostgresDSN}, store.Postgres, " FOR UPDATE", " FOR UPDATE OF j SKIP LOCKED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target.Name, func(t *testing.T) {
+			db := storetest.Open(t, tt.target.DSN(t))
+			if got := db.Dialect(); got != tt.wantDialect {
+				t.Errorf("Dialect() = %q, want %q", got, tt.wantDialect)
+			}
+			if got := db.ForUpdate(); got != tt.wantForUpdate {
+				t.Errorf("ForUpdate() = %q, want %q", got, tt.wantForUpdate)
+			}
+			if got := db.SkipLocked("j"); got != tt.wantSkipLocked {
+				t.Errorf("SkipLocked(j) = %q, want %q", got, tt.wantSkipLocked)
+			}
+			if err := db.Ping(context.Background()); err != nil {
+				t.Errorf("Ping: %v", err)
+			}
+		})
+	}
+}
+
+// TestSQLiteReadPathIsReadOnly checks that the read pool cannot write, so a
+// write that skips the transaction path fails loudly instead of racing the writer.
+func TestSQLiteReadPathIsReadOnly(t *testing.T) {
+	db := storetest.Open(t, storetest.SQLiteDSN(t))
+	_, err := db.Read().Exec(`CREATE TABLE sneaky (id TEXT)`)
+	if err == nil {
+		t.Fatal("CREATE TABLE on the read path succeeded, want a read-only error")
+	}
+}
+
+func TestIsUniqueViolation(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE uniq_test (k TEXT PRIMARY KEY, v TEXT NOT NULL)`)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("create table: %v", err)
+		}
+		insert := func(k string, v any) error {
+			return db.Exec(ctx, func(tx *store.Tx) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO uniq_test (k, v) VALUES ($1, $2)`, k, v)
+				return err
+			})
+		}
+		if err := insert("a", "first"); err != nil {
+			t.Fatalf("first insert: %v", err)
+		}
+		tests := []struct {
+			name    string
+			err     error
+			wantErr bool // the case really produced an error
+			want    bool
+		}{
+			{"duplicate key", insert("a", "second"), true, true},
+			{"not null", insert("b", nil), true, false},
+			{"syntax", db.Exec(ctx, func(tx *store.Tx) error { _, err := tx.ExecContext(ctx, `INSERT INTO`); return err }), true, false},
+			{"plain error", errors.New("boom"), true, false},
+			{"nil", nil, false, false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if (tt.err != nil) != tt.wantErr {
+					t.Fatalf("setup error = %v, want error %v", tt.err, tt.wantErr)
+				}
+				if got := store.IsUniqueViolation(tt.err); got != tt.want {
+					t.Errorf("IsUniqueViolation(%v) = %v, want %v", tt.err, got, tt.want)
+				}
+			})
+		}
+	})
+}

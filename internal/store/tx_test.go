@@ -1,0 +1,295 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+func createKV(t *testing.T, db *store.DB) {
+	t.Helper()
+	err := db.Exec(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `CREATE TABLE kv_test (k TEXT PRIMARY KEY, v BIGINT NOT NULL)`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+}
+
+// committedRows counts the rows with key k that another connection can see.
+func committedRows(t *testing.T, db *store.DB, k string) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(`SELECT count(*) FROM kv_test WHERE k = $1`, k).Scan(&n); err != nil {
+		t.Fatalf("count rows: %v", err)
+	}
+	return n
+}
+
+func TestDo(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		createKV(t, db)
+		errBoom := errors.New("boom")
+		serialization := &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
+		deadlock := &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
+		duplicate := &pgconn.PgError{Code: "23505", Message: "duplicate key"}
+		// failFirst returns errs[i] on attempt i+1 and nil once they run out.
+		failFirst := func(errs ...error) func(attempt int) error {
+			return func(attempt int) error {
+				if attempt <= len(errs) {
+					return errs[attempt-1]
+				}
+				return nil
+			}
+		}
+		tests := []struct {
+			name         string
+			outcome      func(attempt int) error
+			wantErr      error
+			wantValue    int
+			wantAttempts int
+			wantRows     int // rows fn wrote that are committed after Do
+			wantHooks    int // AfterCommit hooks run
+		}{
+			{"success commits", failFirst(), nil, 42, 1, 1, 1},
+			{"error rolls back", failFirst(errBoom), errBoom, 0, 1, 0, 0},
+			{"wrapped error rolls back", failFirst(fmt.Errorf("step: %w", errBoom)), errBoom, 0, 1, 0, 0},
+			{"serialization failure is retried", failFirst(serialization), nil, 42, 2, 1, 1},
+			{"deadlock is retried", failFirst(deadlock, serialization, deadlock), nil, 42, 4, 1, 1},
+			{"retries are bounded", failFirst(serialization, serialization, serialization, serialization, nil), serialization, 0, 4, 0, 0},
+			{"other postgres error is not retried", failFirst(duplicate), duplicate, 0, 1, 0, 0},
+		}
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				key := fmt.Sprintf("do-%d", i)
+				attempts, hooks := 0, 0
+				var visibleInHook []int
+				got, err := store.Do(ctx, db, func(tx *store.Tx) (int, error) {
+					attempts++
+					if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, $2)`, key, attempts); err != nil {
+						return 0, err
+					}
+					tx.AfterCommit(func() {
+						hooks++
+						// A hook runs after the commit: another connection sees the row.
+						visibleInHook = append(visibleInHook, committedRows(t, db, key))
+					})
+					if err := tt.outcome(attempts); err != nil {
+						return 0, err
+					}
+					return 42, nil
+				})
+				if !errors.Is(err, tt.wantErr) || got != tt.wantValue {
+					t.Errorf("Do = %d, %v; want %d, %v", got, err, tt.wantValue, tt.wantErr)
+				}
+				if attempts != tt.wantAttempts {
+					t.Errorf("fn ran %d times, want %d", attempts, tt.wantAttempts)
+				}
+				if n := committedRows(t, db, key); n != tt.wantRows {
+					t.Errorf("%d committed rows, want %d", n, tt.wantRows)
+				}
+				if hooks != tt.wantHooks {
+					t.Errorf("AfterCommit hooks ran %d times, want %d", hooks, tt.wantHooks)
+				}
+				for _, n := range visibleInHook {
+					if n != 1 {
+						t.Errorf("hook saw %d committed rows, want 1 (hooks must run after the commit)", n)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestDoHookOrder checks that a transaction's hooks run in the order they
+// were registered, once each.
+func TestDoHookOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var got []int
+		err := db.Exec(context.Background(), func(tx *store.Tx) error {
+			for i := range 3 {
+				tx.AfterCommit(func() { got = append(got, i) })
+			}
+			if len(got) != 0 {
+				t.Errorf("hooks ran before the commit: %v", got)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Exec: %v", err)
+		}
+		if fmt.Sprint(got) != "[0 1 2]" {
+			t.Errorf("hooks ran as %v, want [0 1 2]", got)
+		}
+	})
+}
+
+// TestDoRollsBackFailedStatement checks a failed statement rolls back the
+// statements before it in the same transaction, on both databases.
+func TestDoRollsBackFailedStatement(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		createKV(t, db)
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('dup', 1)`); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('dup', 2)`)
+			return err
+		})
+		if !store.IsUniqueViolation(err) {
+			t.Errorf("Exec = %v, want a unique violation", err)
+		}
+		if n := committedRows(t, db, "dup"); n != 0 {
+			t.Errorf("%d rows committed, want 0", n)
+		}
+	})
+}
+
+func TestExecContextCanceled(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		ran := false
+		err := db.Exec(ctx, func(tx *store.Tx) error { ran = true; return nil })
+		if err == nil || ran {
+			t.Errorf("Exec on a canceled context = %v, fn ran %v; want an error and fn not run", err, ran)
+		}
+	})
+}
+
+func TestTxDB(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		var got *store.DB
+		if err := db.Exec(context.Background(), func(tx *store.Tx) error { got = tx.DB(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got != db {
+			t.Errorf("tx.DB() = %p, want %p", got, db)
+		}
+	})
+}
+
+// fakeClaim records the calls Do makes and writes a row of its own in the
+// transaction, as the idempotency claim does.
+type fakeClaim struct {
+	acquireErr, completeErr error
+	calls                   []string
+}
+
+func (c *fakeClaim) Acquire(ctx context.Context, tx *store.Tx) error {
+	c.calls = append(c.calls, "acquire")
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('claim', 0)`); err != nil {
+		return err
+	}
+	return c.acquireErr
+}
+
+func (c *fakeClaim) Complete(ctx context.Context, tx *store.Tx, result any) error {
+	c.calls = append(c.calls, fmt.Sprintf("complete %v", result))
+	return c.completeErr
+}
+
+func TestDoClaim(t *testing.T) {
+	errAcquire, errComplete, errFn := errors.New("acquire"), errors.New("complete"), errors.New("fn")
+	attach := func(c store.ClaimHook) context.Context { return store.WithClaim(context.Background(), c) }
+	detach := func(c store.ClaimHook) context.Context { return store.WithoutClaim(attach(c)) }
+	tests := []struct {
+		name                    string
+		ctx                     func(store.ClaimHook) context.Context
+		acquireErr, completeErr error
+		fnErr                   error
+		wantErr                 error
+		wantCalls               string
+		wantClaim               int // committed claim rows
+		wantEffect              int // committed effect rows
+	}{
+		{"claim and effect commit together", attach, nil, nil, nil, nil, "[acquire fn complete 7]", 1, 1},
+		{"acquire refuses", attach, errAcquire, nil, nil, errAcquire, "[acquire]", 0, 0},
+		{"complete fails", attach, nil, errComplete, nil, errComplete, "[acquire fn complete 7]", 0, 0},
+		{"fn fails", attach, nil, nil, errFn, errFn, "[acquire fn]", 0, 0},
+		{"WithoutClaim detaches", detach, nil, nil, nil, nil, "[fn]", 0, 1},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				createKV(t, db)
+				t.Cleanup(func() {
+					db.Exec(context.Background(), func(tx *store.Tx) error { _, err := tx.Exec(`DROP TABLE kv_test`); return err })
+				})
+				claim := &fakeClaim{acquireErr: tt.acquireErr, completeErr: tt.completeErr}
+				ctx := tt.ctx(claim)
+				_, err := store.Do(ctx, db, func(tx *store.Tx) (int, error) {
+					claim.calls = append(claim.calls, "fn")
+					if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('effect', 1)`); err != nil {
+						return 0, err
+					}
+					return 7, tt.fnErr
+				})
+				if !errors.Is(err, tt.wantErr) {
+					t.Errorf("Do error = %v, want %v", err, tt.wantErr)
+				}
+				if got := fmt.Sprint(claim.calls); got != tt.wantCalls {
+					t.Errorf("calls %s, want %s", got, tt.wantCalls)
+				}
+				if got := committedRows(t, db, "claim"); got != tt.wantClaim {
+					t.Errorf("claim rows %d, want %d", got, tt.wantClaim)
+				}
+				if got := committedRows(t, db, "effect"); got != tt.wantEffect {
+					t.Errorf("effect rows %d, want %d", got, tt.wantEffect)
+				}
+			})
+		}
+	})
+}
+
+// TestDoPanicReleasesTransaction panics inside fn: the panic must reach the
+// caller, the transaction's write must not commit, and its locks and
+// connection must be released at once (on SQLite a leaked transaction would
+// hold the only write connection for good). The next write takes the same key,
+// so a leaked transaction blocks it on both databases.
+func TestDoPanicReleasesTransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		createKV(t, db)
+		// Ending panicCtx rolls back a leaked transaction, so a regression
+		// fails this test instead of hanging the cleanup.
+		panicCtx, release := context.WithCancel(ctx)
+		defer release()
+		func() {
+			defer func() {
+				if p := recover(); p != "boom" {
+					t.Errorf("recovered %v, want the panic boom", p)
+				}
+			}()
+			db.Exec(panicCtx, func(tx *store.Tx) error {
+				if _, err := tx.ExecContext(panicCtx, `INSERT INTO kv_test (k, v) VALUES ('k', 1)`); err != nil {
+					return err
+				}
+				panic("boom")
+			})
+		}()
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		err := db.Exec(wctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(wctx, `INSERT INTO kv_test (k, v) VALUES ('k', 2)`)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("write after the panic: %v", err)
+		}
+		var v int64
+		if err := db.Read().QueryRow(`SELECT v FROM kv_test WHERE k = 'k'`).Scan(&v); err != nil || v != 2 {
+			t.Errorf("k = %d, %v; want 2 (only the write after the panic committed)", v, err)
+		}
+	})
+}
