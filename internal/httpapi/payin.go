@@ -122,7 +122,11 @@ func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {
 	loc := a.location(p.Timezone)
 	page, perPage := q.paging()
 	from, to := q.dateRange(loc)
-	lq := payin.ListQuery{From: from, To: to, Status: q.str("status"),
+	status := q.str("status")
+	if status != "" && !payin.ValidStatus(status) {
+		q.fields.Add("status", "is not a payin status")
+	}
+	lq := payin.ListQuery{From: from, To: to, Status: status,
 		ExternalID: q.str("external_id"), Page: page, PerPage: perPage}
 	if err := q.err(); err != nil {
 		a.fail(w, r, err)

@@ -76,12 +76,18 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (Met
 		f.Add("metadata", fmt.Sprintf("has more than %d members", maxMetadata))
 	}
 	for k, v := range r.Metadata {
-		if k == "" || len(k) > 40 || utf8.RuneCountInString(v) > 500 {
-			f.Add("metadata", "keys must be 1 to 40 characters and values at most 500")
+		if k == "" || len(k) > 40 {
+			f.Add("metadata", "keys must be 1 to 40 characters")
+		} else if utf8.RuneCountInString(v) > 500 {
+			f.Add("metadata."+k, "must be at most 500 characters")
 		}
 	}
 	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
-		return Method{}, amounts{}, time.Time{}, err
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
 	}
 	expiry := now.Add(defaultExpiry)
 	if r.ExpiredAt.Set {

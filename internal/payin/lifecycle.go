@@ -70,6 +70,10 @@ func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req Simula
 			if paid, _, err = money.ParseField("amount", req.Amount, c); err != nil {
 				return Payin{}, err
 			}
+			// An over- or underpayment is possible, but not beyond what the method takes.
+			if m, _ := Lookup(r.method); paid > max(r.total, m.MaxMinor) {
+				return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "%s takes at most %s %s", r.method, money.Format(max(r.total, m.MaxMinor), c), c.Code)
+			}
 		}
 		if err := s.complete(ctx, tx, &r, req.Status, paid, now); err != nil {
 			return Payin{}, err
@@ -235,7 +239,7 @@ func (s *Service) Cancel(ctx context.Context, p merchant.Principal, req UUIDRequ
 type RefundRequest struct {
 	UUID        string      `json:"uuid" required:"true"`
 	Amount      money.Input `json:"amount,omitempty" doc:"Defaults to everything not yet refunded."`
-	Description string      `json:"description" required:"true" doc:"5 to 255 characters. In the sandbox, a description starting with EXPIRE makes the refund fail (return_expired)."`
+	Description string      `json:"description" required:"true" doc:"5 to 255 characters. In the sandbox, a description containing [sandbox:expire] makes the refund fail (return_expired)."`
 }
 
 // Refund starts a (partial) refund of a received payin: the amount moves
@@ -287,6 +291,10 @@ func (s *Service) Refund(ctx context.Context, p merchant.Principal, req RefundRe
 				{Account: r.accountID, Bucket: ledger.Available, Amount: -amount},
 				{Account: r.accountID, Bucket: ledger.Outgoing, Amount: amount},
 			}}); err != nil {
+			if fault.Is(err, fault.CodeInsufficientFunds) {
+				return Payin{}, fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the refund of %s %s (the payment's fees are not refunded, so a full refund needs other funds)",
+					money.Format(amount, c), c.Code)
+			}
 			return Payin{}, err
 		}
 		refundID := store.RandomID(store.UUIDLen)
@@ -308,6 +316,10 @@ func (s *Service) Refund(ctx context.Context, p merchant.Principal, req RefundRe
 	})
 }
 
+// sandboxExpire in a refund's description makes the sandbox rail fail it:
+// an explicit marker, so that no ordinary wording triggers it.
+const sandboxExpire = "[sandbox:expire]"
+
 type refundRef struct {
 	MerchantID string `json:"merchant_id"`
 	Refund     string `json:"refund"`
@@ -315,7 +327,7 @@ type refundRef struct {
 
 // refundJob is the sandbox rail answering a refund: it reaches the customer
 // (return_received: the money leaves outgoing) or, for a description
-// starting with EXPIRE, it cannot be delivered (return_expired: the money
+// containing sandboxExpire, it cannot be delivered (return_expired: the money
 // goes back to available).
 func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	var ref refundRef
@@ -339,7 +351,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if err != nil {
 		return err
 	}
-	failed := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(description)), "EXPIRE")
+	failed := strings.Contains(description, sandboxExpire)
 	to, final, outcome, back := ReturnReceived, ledger.Done, "received", ledger.External
 	if failed {
 		to, final, outcome, back = ReturnExpired, ledger.Failed, "expired", ledger.Available

@@ -46,6 +46,12 @@ var statusText = map[Status]string{
 	ReturnExpired:  "Refund could not be delivered; funds returned to the balance",
 }
 
+// ValidStatus reports whether s names a payin status.
+func ValidStatus(s string) bool {
+	_, ok := statusText[Status(s)]
+	return ok
+}
+
 // StageAuthorizeOTP means an OTP was sent and must be confirmed before the
 // payment details are issued.
 const StageAuthorizeOTP = "authorize_otp"
