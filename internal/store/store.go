@@ -36,7 +36,7 @@ type DB struct {
 	dialect Dialect
 	write   *sql.DB
 	read    *sql.DB
-	claims  ClaimHook
+	lanes   lanes
 }
 
 // Options tunes Open. The zero value is what payd serve uses.
@@ -88,7 +88,7 @@ func openPostgres(dsn string, opt Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{dialect: Postgres, write: pool, read: pool}, nil
+	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]chan *batchItem{}}}, nil
 }
 
 func openSQLite(path string, opt Options) (*DB, error) {
@@ -133,7 +133,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read}, nil
+	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]chan *batchItem{}}}, nil
 }
 
 func cloneValues(v url.Values) url.Values {

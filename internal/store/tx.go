@@ -63,7 +63,17 @@ func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, erro
 	var zero T
 	claim := claimFrom(ctx)
 	for attempt := 1; ; attempt++ {
-		v, err := runTx(ctx, db, claim, fn)
+		var v T
+		var err error
+		if lane, ok := db.laneFor(ctx); ok {
+			err = db.submit(ctx, lane, func(tx *Tx) error {
+				var err error
+				v, err = work(ctx, tx, claim, fn)
+				return err
+			})
+		} else {
+			v, err = runTx(ctx, db, claim, fn)
+		}
 		if err == nil {
 			return v, nil
 		}
@@ -71,6 +81,24 @@ func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, erro
 			return zero, err
 		}
 	}
+}
+
+// work is one transaction's work: the claim, fn, and the claim's completion.
+func work[T any](ctx context.Context, tx *Tx, claim ClaimHook, fn func(tx *Tx) (T, error)) (T, error) {
+	var zero T
+	if claim != nil {
+		if err := claim.Acquire(ctx, tx); err != nil {
+			return zero, err
+		}
+	}
+	v, err := fn(tx)
+	if err == nil && claim != nil {
+		err = claim.Complete(ctx, tx, v)
+	}
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
 }
 
 // Exec is Do for work without a result.
@@ -94,16 +122,7 @@ func runTx[T any](ctx context.Context, db *DB, claim ClaimHook, fn func(tx *Tx) 
 			panic(p)
 		}
 	}()
-	if claim != nil {
-		if err := claim.Acquire(ctx, tx); err != nil {
-			_ = sqlTx.Rollback()
-			return zero, err
-		}
-	}
-	v, err := fn(tx)
-	if err == nil && claim != nil {
-		err = claim.Complete(ctx, tx, v)
-	}
+	v, err := work(ctx, tx, claim, fn)
 	if err != nil {
 		_ = sqlTx.Rollback()
 		return zero, err
