@@ -103,6 +103,10 @@ type route struct {
 	// maxBody bounds the request body (default maxJSONBodyBytes).
 	maxBody int64
 	params  []param
+	// form documents a multipart/form-data body (instead of body).
+	form []formPart
+	// headers are set on every answer of the route, replays and errors included.
+	headers map[string]string
 	// body and response are zero values of the request and response types, for the OpenAPI document.
 	body     any
 	response any
@@ -111,6 +115,13 @@ type route struct {
 	handle   http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
+}
+
+// formPart is one part of a multipart/form-data body.
+type formPart struct {
+	name, doc string
+	file      bool
+	required  bool
 }
 
 type param struct {
@@ -138,6 +149,9 @@ func (a *API) add(rt route) {
 	limit := rt.maxBody
 	next := h
 	h = func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range rt.headers {
+			w.Header().Set(k, v)
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next(w, r)
 	}

@@ -96,7 +96,8 @@ func (a *API) contactRoutes() []route {
 			summary:     "Deprecated: change a contact's details.",
 			description: "Deprecated (every answer carries Deprecation: true). email identifies the contact (case-insensitive) and cannot itself be changed; every other Contact member present in the body replaces the stored value, an absent or null member keeps it, and an empty string clears an optional member. The result is validated like a new contact. A blank or missing email is 422 {\"errors\":{\"code\":\"VALIDATION_FAILED\",\"message\":\"Email can't be blank\"}}; an email the merchant has no contact with is 404. Success: 200 {\"status\":\"Ok\"}.",
 			body:        contact.ContactChanges{}, response: contactStatus{}, status: 200, errors: []int{400, 401, 404, 413, 415, 422},
-			handle: a.updateContactInfo},
+			headers: map[string]string{"Deprecation": "true"},
+			handle:  a.updateContactInfo},
 		{method: "POST", path: "/v2/contacts/submit_kyc", auth: authKeys, maxBody: maxKYCBodyBytes,
 			summary: "Submit a contact's KYC documents (multipart/form-data).",
 			description: "A multipart/form-data body (anything else is 415) of at most 16 MiB (413) with text parts email (finds the contact; 404 when unknown), document_type (passport, national_id or driving_license), document_number (at most 64 characters), issue_date and expiry_date (yyyy-mm-dd; issued no later than today, expiring after the issue date and not before today), issue_country and nationality (ISO 3166-1 alpha-2), " +
@@ -104,6 +105,19 @@ func (a *API) contactRoutes() []route {
 				"Each file is at most 5 MB (413 naming the part) and must be a PNG, JPEG or PDF judged by its content, never by its name or declared type (422 naming the part); a missing file is 422 naming the part. Text parts are at most 1 KiB; a part sent twice is 422. The files are stored with their size and SHA-256. " +
 				"The contact's kyc_status becomes pending, then the review decides approved or failed (sandbox: a document_number beginning with FAIL fails, any other is approved; the decision is made before this answer). Each change is sent to webhook_notification with X-Event-Type kyc.pending, kyc.approved or kyc.failed and the contact (as the detail endpoint returns its record) as the body. " +
 				"A contact whose KYC is approved cannot submit again (409 INVALID_STATE); after failed it may. Success: 200 {\"status\":\"Ok\"}.",
+			form: []formPart{
+				{name: "email", required: true, doc: "The contact's email."},
+				{name: "document_type", required: true, doc: "passport, national_id or driving_license."},
+				{name: "document_number", required: true, doc: "At most 64 characters."},
+				{name: "issue_date", required: true, doc: "yyyy-mm-dd."},
+				{name: "expiry_date", required: true, doc: "yyyy-mm-dd."},
+				{name: "issue_country", required: true, doc: "ISO 3166-1 alpha-2."},
+				{name: "nationality", required: true, doc: "ISO 3166-1 alpha-2."},
+				{name: "webhook_notification", doc: `JSON {"endpoint_url","authorization_header"}.`},
+				{name: "selfie", file: true, required: true, doc: "PNG, JPEG or PDF, at most 5 MB."},
+				{name: "id_doc_front_side", file: true, required: true, doc: "PNG, JPEG or PDF, at most 5 MB."},
+				{name: "id_doc_back_side", file: true, doc: "PNG, JPEG or PDF, at most 5 MB; may be left out for a passport."},
+			},
 			response: contactStatus{}, status: 200, errors: []int{400, 401, 404, 409, 413, 415, 422},
 			handle: a.submitKYC},
 		{method: "POST", path: "/v2/contacts/resend_verification", auth: authKeys,

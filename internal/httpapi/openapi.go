@@ -96,6 +96,17 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 				"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.body))}}}
 		}
+		if rt.form != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"multipart/form-data": map[string]any{"schema": formSchema(rt.form)}}}
+		}
+		if len(rt.headers) > 0 {
+			headers := map[string]any{}
+			for k, v := range rt.headers {
+				headers[k] = map[string]any{"schema": map[string]any{"type": "string", "enum": []string{v}}}
+			}
+			op["x-response-headers"] = headers
+		}
 		responses := map[string]any{}
 		ok := map[string]any{"description": "Success."}
 		if rt.response != nil {
@@ -117,6 +128,27 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		doc.Paths[path][strings.ToLower(rt.method)] = op
 	}
 	return doc
+}
+
+// formSchema describes a multipart body: text parts as strings, files as binary.
+func formSchema(parts []formPart) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for _, p := range parts {
+		s := map[string]any{"type": "string", "description": p.doc}
+		if p.file {
+			s["format"] = "binary"
+		}
+		props[p.name] = s
+		if p.required {
+			required = append(required, p.name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
 }
 
 func operationID(rt route) string {

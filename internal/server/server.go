@@ -107,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: cfg.Clock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
-	s.Pages = web.New(web.Deps{Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
+	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,

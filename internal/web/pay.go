@@ -1,4 +1,371 @@
 package web
 
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"payd/internal/fault"
+	"payd/internal/money"
+	"payd/internal/payin"
+)
+
+// The hosted payment page of a payin (CONTRACT §4). A redirect method's
+// pay_code.pay_url is {public_url}/pay/{uuid}?t={token}: the token, an HMAC of
+// the uuid, is the page's only credential, so a wrong token answers exactly as
+// an unknown uuid does (404), and the page is never cached, framed or named in
+// a Referer.
+
+//go:embed templates/pay*.html
+var payTemplateFS embed.FS
+
+//go:embed assets/pay.css
+var payAssetFS embed.FS
+
+var payTemplates = template.Must(template.ParseFS(payTemplateFS, "templates/pay*.html"))
+
+const (
+	// maxPayFormBytes bounds the body of the Pay and Fail form (two short fields).
+	maxPayFormBytes = 4 << 10
+	// qrSizePixels is the width and height of the QR image; go-qrcode makes
+	// it larger when a long payload needs more modules.
+	qrSizePixels = 320
+)
+
+// Outcomes of the sandbox buttons, as payin.Service.PayHosted takes them.
+const (
+	outcomeCompleted = "completed"
+	outcomeFailed    = "failed"
+)
+
+// outcomeStatus is the status each button moves a pending payin to.
+var outcomeStatus = map[string]payin.Status{outcomeCompleted: payin.Received, outcomeFailed: payin.Failed}
+
+// hostedPayins is what the payment page needs of payins.
+type hostedPayins interface {
+	Hosted(ctx context.Context, uuid, token string) (payin.Payin, error)
+	PayHosted(ctx context.Context, uuid, token, outcome string) (payin.Payin, error)
+}
+
+// payPage serves /pay/{uuid} and its QR image.
+type payPage struct {
+	payins hostedPayins
+	log    *slog.Logger
+	// sandbox shows the Pay and Fail buttons and accepts their POST.
+	// Production has no simulation rail: there the page only shows the payin.
+	sandbox bool
+}
+
 // mountPay mounts the hosted payment page of payins (/pay/{uuid}).
-func (p *Pages) mountPay() {}
+func (p *Pages) mountPay() {
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// Only the sandbox shows the Pay and Fail buttons and accepts their POST:
+	// in production the customer pays through the real rail.
+	h := &payPage{payins: p.Payins, log: log, sandbox: p.Sandbox}
+	h.mount(p.mux)
+}
+
+func (h *payPage) mount(mux *http.ServeMux) {
+	mux.HandleFunc("/pay/{uuid}", h.servePage)
+	mux.HandleFunc("/pay/{uuid}/qr.png", h.serveQR)
+	mux.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, http.StatusNotFound)
+	})
+	mux.HandleFunc("GET /assets/pay.css", servePayCSS)
+}
+
+// allowed is the Allow header of the page: the buttons' POST only in the sandbox.
+func (h *payPage) allowed() string {
+	if h.sandbox {
+		return "GET, HEAD, POST"
+	}
+	return "GET, HEAD"
+}
+
+func (h *payPage) servePage(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		h.show(w, r)
+	case r.Method == http.MethodPost && h.sandbox:
+		h.pay(w, r)
+	default:
+		w.Header().Set("Allow", h.allowed())
+		h.renderError(w, http.StatusMethodNotAllowed)
+	}
+}
+
+// show renders the payin behind the link.
+func (h *payPage) show(w http.ResponseWriter, r *http.Request) {
+	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
+	pi, err := h.payins.Hosted(r.Context(), uuid, token)
+	if err != nil {
+		h.fail(w, uuid, err)
+		return
+	}
+	h.renderPage(w, http.StatusOK, h.view(pi, token))
+}
+
+// pay is a press of the sandbox Pay or Fail button. The link's token
+// authorises it; the form must also carry the token it was rendered with, so
+// a page on another site cannot post it without knowing the secret link.
+func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
+	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
+	r.Body = http.MaxBytesReader(w, r.Body, maxPayFormBytes)
+	if err := r.ParseForm(); err != nil {
+		h.renderError(w, http.StatusBadRequest)
+		return
+	}
+	if _, err := h.payins.Hosted(r.Context(), uuid, token); err != nil {
+		h.fail(w, uuid, err)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
+		h.renderError(w, http.StatusForbidden)
+		return
+	}
+	outcome := r.PostForm.Get("outcome")
+	pi, err := h.payins.PayHosted(r.Context(), uuid, token, outcome)
+	if fault.Is(err, fault.CodeInvalidState) {
+		h.settled(w, r, uuid, token, outcome)
+		return
+	}
+	if err != nil {
+		h.fail(w, uuid, err)
+		return
+	}
+	h.finish(w, r, pi, token)
+}
+
+// settled answers a button pressed on a payin that is no longer pending. A
+// second press of the button that settled it (a double click, a resubmitted
+// form) ends as the first did; any other shows the final status.
+func (h *payPage) settled(w http.ResponseWriter, r *http.Request, uuid, token, outcome string) {
+	pi, err := h.payins.Hosted(r.Context(), uuid, token)
+	if err != nil {
+		h.fail(w, uuid, err)
+		return
+	}
+	if pi.Status == outcomeStatus[outcome] {
+		h.finish(w, r, pi, token)
+		return
+	}
+	h.renderPage(w, http.StatusConflict, h.view(pi, token))
+}
+
+// finish returns the customer to the merchant after a button settled the
+// payin: to callback_url when it was received, to failure_callback_url when
+// it failed (CONTRACT §4). Without that page the customer stays here and
+// sees the outcome.
+func (h *payPage) finish(w http.ResponseWriter, r *http.Request, pi payin.Payin, token string) {
+	target, ok := returnURL(pi)
+	if !ok {
+		h.renderPage(w, http.StatusOK, h.view(pi, token))
+		return
+	}
+	setPayHeaders(w.Header(), returnOrigins(pi))
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// returnURL is the merchant page a settled payin sends its customer to.
+func returnURL(pi payin.Payin) (string, bool) {
+	var param string
+	switch pi.Status {
+	case payin.Received:
+		param = "callback_url"
+	case payin.Failed:
+		param = "failure_callback_url"
+	default:
+		return "", false
+	}
+	raw, _ := pi.PayinMethodParams[param].(string)
+	if _, ok := returnOrigin(raw); !ok {
+		return "", false
+	}
+	return raw, true
+}
+
+// serveQR serves a pending QR payin's pay_code.qr_string as a PNG, rendered
+// here so the page needs no script and no third-party image service.
+func (h *payPage) serveQR(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.renderError(w, http.StatusMethodNotAllowed)
+		return
+	}
+	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
+	pi, err := h.payins.Hosted(r.Context(), uuid, token)
+	if err != nil {
+		h.fail(w, uuid, err)
+		return
+	}
+	text := payQRString(pi)
+	if text == "" || pi.Status != payin.Pending {
+		h.renderError(w, http.StatusNotFound)
+		return
+	}
+	png, err := qrcode.Encode(text, qrcode.Medium, qrSizePixels)
+	if err != nil {
+		h.fail(w, uuid, fmt.Errorf("render QR of payin %s: %w", uuid, err))
+		return
+	}
+	setPayHeaders(w.Header(), nil)
+	w.Header().Set("Content-Type", "image/png")
+	w.Write(png)
+}
+
+func payQRString(pi payin.Payin) string {
+	s, _ := pi.PayCode["qr_string"].(string)
+	return s
+}
+
+// payView is what templates/pay.html shows.
+type payView struct {
+	UUID, Token string
+	Description string
+	// Amount is the payin's total, the decimal string of the record.
+	Amount, Currency string
+	Method           string
+	Status           payin.Status
+	StatusText       string
+	Pending          bool
+	ExpiresAt        string
+	QRString         string
+	// Buttons shows the sandbox Pay and Fail form.
+	Buttons bool
+	// formTargets are the origins the form may end on (see setPayHeaders).
+	formTargets []string
+}
+
+func (h *payPage) view(pi payin.Payin, token string) payView {
+	method := pi.PaymentMethod
+	if m, ok := payin.Lookup(pi.PaymentMethod); ok {
+		method = m.Description
+	}
+	pending := pi.Status == payin.Pending
+	v := payView{
+		UUID: pi.UUID, Token: token, Description: pi.Description,
+		Amount:   money.Format(pi.Total.Minor, money.Currency{Code: pi.Currency, Digits: pi.Total.Digits}),
+		Currency: pi.Currency, Method: method, Status: pi.Status, StatusText: pi.StatusText,
+		Pending: pending, Buttons: pending && h.sandbox, formTargets: returnOrigins(pi),
+	}
+	if pending {
+		v.QRString = payQRString(pi)
+		v.ExpiresAt = pi.ExpiredAt.T.UTC().Format("2 Jan 2006 15:04 MST")
+	}
+	return v
+}
+
+// returnOrigins are the origins of the merchant pages the buttons may return
+// the customer to.
+func returnOrigins(pi payin.Payin) []string {
+	var out []string
+	for _, param := range []string{"callback_url", "failure_callback_url"} {
+		raw, _ := pi.PayinMethodParams[param].(string)
+		if o, ok := returnOrigin(raw); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// cspHostChars are the characters of a host (and port) that may appear in a
+// Content-Security-Policy source unquoted.
+var cspHostChars = regexp.MustCompile(`^[A-Za-z0-9.\-]+(:[0-9]+)?$`)
+
+// returnOrigin returns the scheme://host[:port] of an absolute http(s) URL.
+func returnOrigin(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !cspHostChars.MatchString(u.Host) {
+		return "", false
+	}
+	return u.Scheme + "://" + u.Host, true
+}
+
+// setPayHeaders sets the headers every pay page answers with. The policy
+// allows only this site's styles and images (the QR is /pay/{uuid}/qr.png)
+// and no inline script or style. Chromium applies form-action to the
+// redirects that follow a form submission as well, so the merchant's return
+// pages are listed there.
+func setPayHeaders(h http.Header, formTargets []string) {
+	formAction := strings.Join(append([]string{"'self'"}, formTargets...), " ")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; form-action "+formAction+
+		"; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// fail answers an error of the payin service: the page of its kind, and a
+// log line for what the customer cannot act on.
+func (h *payPage) fail(w http.ResponseWriter, uuid string, err error) {
+	status := http.StatusInternalServerError
+	if e, ok := fault.As(err); ok {
+		switch e.Kind {
+		case fault.NotFound:
+			status = http.StatusNotFound
+		case fault.Invalid, fault.Malformed:
+			status = http.StatusBadRequest
+		}
+	}
+	if status == http.StatusInternalServerError {
+		h.log.Error("pay page", "uuid", uuid, "err", err)
+	}
+	h.renderError(w, status)
+}
+
+// payErrorView is what templates/pay_error.html shows.
+type payErrorView struct {
+	Title, Message string
+}
+
+var payErrors = map[int]payErrorView{
+	http.StatusBadRequest:          {"Request not understood", "Go back to the payment page and try again."},
+	http.StatusForbidden:           {"Form out of date", "Reload the payment page and try again."},
+	http.StatusNotFound:            {"Payment not found", "This payment link is not valid. Check the link the merchant gave you."},
+	http.StatusMethodNotAllowed:    {"Method not allowed", "This page cannot be used that way."},
+	http.StatusInternalServerError: {"Something went wrong", "Try again in a moment."},
+}
+
+func (h *payPage) renderPage(w http.ResponseWriter, status int, v payView) {
+	h.render(w, status, "pay.html", v, v.formTargets)
+}
+
+func (h *payPage) renderError(w http.ResponseWriter, status int) {
+	h.render(w, status, "pay_error.html", payErrors[status], nil)
+}
+
+// render executes the template fully before it writes, so a template error
+// is a clean 500 and not half a page.
+func (h *payPage) render(w http.ResponseWriter, status int, name string, data any, formTargets []string) {
+	var page bytes.Buffer
+	setPayHeaders(w.Header(), formTargets)
+	if err := payTemplates.ExecuteTemplate(&page, name, data); err != nil {
+		h.log.Error("render pay page", "template", name, "err", err)
+		http.Error(w, "Something went wrong", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(page.Bytes())
+}
+
+// servePayCSS serves the pages' stylesheet.
+func servePayCSS(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	http.ServeFileFS(w, r, payAssetFS, "assets/pay.css")
+}

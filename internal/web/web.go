@@ -14,6 +14,9 @@ import (
 
 // Deps are the services the pages call.
 type Deps struct {
+	// Sandbox shows the simulation controls (Pay and Fail buttons); a
+	// production deployment has a real rail and never shows them.
+	Sandbox   bool
 	Log       *slog.Logger
 	PublicURL string
 	Contacts  *contact.Service
