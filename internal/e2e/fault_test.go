@@ -124,6 +124,12 @@ func checkAfterCrash(t *testing.T, p *payd, m creds, dsn string, rec *loadRecord
 	if out, err := exec.Command(paydBinary(t), "ledger", "verify", "--db", dsn).CombinedOutput(); err != nil {
 		t.Errorf("payd ledger verify: %v\n%s", err, out)
 	}
+	// No job ran twice: each payment was received once and cleared once.
+	var doubled int
+	if err := db.Read().QueryRow(`SELECT count(*) FROM (SELECT balance_record_id, kind FROM journal_entries
+		WHERE kind IN ('payin.receive', 'payin.clear') GROUP BY balance_record_id, kind HAVING count(*) > 1) d`).Scan(&doubled); err != nil || doubled != 0 {
+		t.Errorf("%d payments were received or cleared more than once (%v)", doubled, err)
+	}
 	var committed []string
 	rows, err := db.Read().Query(`SELECT id FROM webhook_events`)
 	if err != nil {

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"payd/internal/server"
 	"payd/internal/store/storetest"
 )
 
@@ -274,4 +279,121 @@ func TestWebhooksSurviveKill(t *testing.T) {
 		}
 		t.Logf("%d events delivered after SIGKILL and restart, %d duplicates", len(committed), dups)
 	})
+}
+
+// fastRetries shortens the webhook retry schedule so retries happen within a test.
+func fastRetries(c *server.Config) {
+	c.WebhookSchedule = []time.Duration{20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond,
+		20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}
+}
+
+// TestWebhookFailsTwiceThenDelivered: through the real server, a receiver
+// that fails twice and then answers 200 gets three attempts, each signed
+// with the merchant's secret (checked with the Standard Webhooks library),
+// and the delivery log shows all three and then delivered.
+func TestWebhookFailsTwiceThenDelivered(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		secret, err := p.srv.Merchants.WebhookSecret(context.Background(), m.MerchantID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls atomic.Int64
+		var badSignatures atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if wh.Verify(body, r.Header) != nil {
+				badSignatures.Add(1)
+			}
+			if calls.Add(1) <= 2 {
+				w.WriteHeader(http.StatusBadGateway)
+			}
+		}))
+		defer srv.Close()
+		r := p.post("/v2/webhooks/test", m, map[string]any{"endpoint_url": srv.URL})
+		want(t, r, 201)
+		uuid := r.JSON(t)["uuid"].(string)
+		var rec map[string]any
+		waitUntil(t, "delivered after three attempts", 10*time.Second, func() bool {
+			recs := p.get("/v2/webhooks/deliveries?uuid="+uuid, m).JSON(t)["records"].([]any)
+			rec = recs[0].(map[string]any)
+			return rec["status"] == "delivered"
+		})
+		attempts := rec["attempts"].([]any)
+		var codes []string
+		for _, a := range attempts {
+			codes = append(codes, a.(map[string]any)["status_code"].(json.Number).String())
+		}
+		if got := strings.Join(codes, ","); got != "502,502,200" || calls.Load() != 3 {
+			t.Errorf("attempts = %s (receiver saw %d), want 502,502,200", got, calls.Load())
+		}
+		if badSignatures.Load() != 0 {
+			t.Errorf("%d attempts failed signature verification", badSignatures.Load())
+		}
+	}, fastRetries)
+}
+
+// TestWebhookThousandEventsFlakyReceiver: through the real server, 1,000
+// events to a receiver that answers 500 to a random 30 % of attempts are
+// all delivered; duplicates (the same webhook-id received twice) are counted.
+func TestWebhookThousandEventsFlakyReceiver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 events")
+	}
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		var mu sync.Mutex
+		got := map[string]int{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if rand.IntN(100) < 30 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			mu.Lock()
+			got[r.Header.Get("webhook-id")]++
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		const n = 1000
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for c := range 8 {
+			wg.Go(func() {
+				for i := c; i < n; i += 8 {
+					r, err := p.send(req{method: "POST", path: "/v2/webhooks/test", as: &m, body: map[string]any{"endpoint_url": srv.URL}})
+					if err == nil && r.Status == 201 {
+						var d map[string]any
+						json.Unmarshal(r.Body, &d)
+						ids[i], _ = d["id"].(string)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		waitUntil(t, "every event delivered", 120*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range ids {
+				if got[id] == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		dups := 0
+		for _, id := range ids {
+			if id == "" {
+				t.Fatalf("an event was not created")
+			}
+			dups += got[id] - 1
+		}
+		t.Logf("%d events delivered, %d duplicates", n, dups)
+	}, fastRetries)
 }
