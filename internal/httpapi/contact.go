@@ -82,7 +82,7 @@ func (a *API) contactRoutes() []route {
 			summary:     "Create a contact.",
 			description: "The fields of the spec's Contact table. email, first_name and last_name are required; type defaults to individual; reg_no is required when type is organization; dob is yyyy-mm-dd (1900-01-01 to today); country, a valid ISO 3166-1 alpha-2 code (either case, kept upper case). Every text member is trimmed and bounded (see the body schema); each wrong member is named in errors.fields (422 VALIDATION_FAILED). The email identifies the contact within the merchant, whatever its case: a second contact with the same email is 409 CONTACT_EXISTS. The answer is the contact with uuid, kyc_status (none), verified_at (null), created_at and updated_at.",
 			body:        contact.NewContact{}, response: contact.Contact{}, status: 201, errors: []int{400, 401, 409, 413, 415, 422},
-			handle: a.createContact},
+			handle: jsonHandler(a, http.StatusCreated, a.Contacts.Create)},
 		{method: "GET", path: "/v2/contacts/detail", auth: authKeys,
 			summary:     "A contact, found by email.",
 			description: "The email is matched whatever its case. Another merchant's contact is 404, exactly like an unknown email.",
@@ -134,7 +134,7 @@ func (a *API) contactRoutes() []route {
 			summary:     "Create a customer.",
 			description: "first_name, last_name and email are required; phone, external_id (the merchant's own customer id, unique within the merchant: a second customer with it is 409 CUSTOMER_EXISTS), street, city, postal_code, state, country (ISO 3166-1 alpha-2) and metadata (at most 50 string values) are optional. Each wrong member is named in errors.fields (422).",
 			body:        contact.NewCustomer{}, response: contact.Customer{}, status: 201, errors: []int{400, 401, 409, 413, 415, 422},
-			handle: a.createCustomer},
+			handle: jsonHandler(a, http.StatusCreated, a.Contacts.CreateCustomer)},
 		{method: "GET", path: "/v2/customers/detail", auth: authKeys,
 			summary:     "A customer, found by its uuid.",
 			description: "Another merchant's customer is 404, exactly like an unknown id.",
@@ -151,23 +151,8 @@ func (a *API) contactRoutes() []route {
 			summary:     "Change a customer's details.",
 			description: "id (the customer's uuid) finds the customer (404 when unknown or another merchant's). Every other member present in the body replaces the stored value; absent or null members keep theirs; metadata, when present, replaces the whole object ({} clears it). The result is validated like a new customer. The answer is the updated customer.",
 			body:        contact.CustomerChanges{}, response: contact.Customer{}, status: 200, errors: []int{400, 401, 404, 409, 413, 415, 422},
-			handle: a.updateCustomer},
+			handle: jsonHandler(a, http.StatusOK, a.Contacts.UpdateCustomer)},
 	}
-}
-
-func (a *API) createContact(w http.ResponseWriter, r *http.Request) {
-	var req contact.NewContact
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusCreated, nil)
-	c, err := a.Contacts.Create(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusCreated, c)
 }
 
 func (a *API) contactDetail(w http.ResponseWriter, r *http.Request) {
@@ -357,21 +342,6 @@ func (a *API) listVerificationMessages(w http.ResponseWriter, r *http.Request) {
 		Total: l.Total, Records: l.Records})
 }
 
-func (a *API) createCustomer(w http.ResponseWriter, r *http.Request) {
-	var req contact.NewCustomer
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusCreated, nil)
-	c, err := a.Contacts.CreateCustomer(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusCreated, c)
-}
-
 func (a *API) customerDetail(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	id := q.str("id")
@@ -401,19 +371,4 @@ func (a *API) listCustomers(w http.ResponseWriter, r *http.Request) {
 	}
 	a.writeJSON(w, r, http.StatusOK, customerPage{PerPage: lq.PerPage, Page: lq.Page, TotalPage: contactTotalPages(l.Total, lq.PerPage),
 		Total: l.Total, Records: l.Records})
-}
-
-func (a *API) updateCustomer(w http.ResponseWriter, r *http.Request) {
-	var req contact.CustomerChanges
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusOK, nil)
-	c, err := a.Contacts.UpdateCustomer(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, c)
 }

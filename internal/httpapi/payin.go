@@ -29,7 +29,7 @@ func (a *API) payinRoutes() []route {
 			response: payinMethodParams{}, status: 200, errors: []int{401, 422}, handle: a.payinMethodParams},
 		{method: "POST", path: "/v2/payins", auth: authKeys, summary: "Create a payin.",
 			description: "Rules: currency must be the app's; the method must be enabled; amount within the method's limits (422 AMOUNT_OUT_OF_RANGE); VND, JPY, XAF, KRW and XOF amounts are rounded and the recorded amount returned; gst only for AU merchants in AUD (422 GST_NOT_ALLOWED), adding 10 %; the method's mandatory payin_method_params (422 VALIDATION_FAILED naming payin_method_params.<name>); require_contact methods need a contact with that email (422 CONTACT_REQUIRED), require_kyc methods its KYC approved (422 KYC_REQUIRED). OTP methods (kr_bank_va_kyc_krw, mobile money) start at stage authorize_otp.",
-			body:        payin.Request{}, response: payin.Payin{}, status: 201, errors: payinErrors, handle: a.createPayin},
+			body:        payin.Request{}, response: payin.Payin{}, status: 201, errors: payinErrors, handle: jsonHandler(a, http.StatusCreated, a.Payins.Create)},
 		{method: "GET", path: "/v2/payins/detail", auth: authKeys, summary: "One payin.", params: uuidParam,
 			response: payin.Payin{}, status: 200, errors: []int{401, 404}, handle: a.payinDetail},
 		{method: "GET", path: "/v2/payins/all", auth: authKeys, summary: "The caller's payins in its currency, newest first.",
@@ -50,9 +50,9 @@ func (a *API) payinRoutes() []route {
 			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, errors: payinErrors, handle: a.simulatePayin},
 		{method: "POST", path: "/v2/payins/refund", auth: authKeys, summary: "Refund a received payin, in full or in part.",
 			description: "Refunds never add up to more than was paid. The payin becomes return_pending (the amount moves from available to outgoing; 422 INSUFFICIENT_FUNDS if available is short), then return_received, or return_expired with the amount back in available.",
-			body:        payin.RefundRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: a.refundPayin},
+			body:        payin.RefundRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: jsonHandler(a, http.StatusOK, a.Payins.Refund)},
 		{method: "POST", path: "/v2/payins/cancel", auth: authKeys, summary: "Cancel a pending payin.",
-			body: payin.UUIDRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: a.cancelPayin},
+			body: payin.UUIDRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: jsonHandler(a, http.StatusOK, a.Payins.Cancel)},
 	}
 }
 
@@ -81,21 +81,6 @@ func (a *API) payinMethodParams(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, payinMethodParams{Record: v})
-}
-
-func (a *API) createPayin(w http.ResponseWriter, r *http.Request) {
-	var req payin.Request
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusCreated, nil)
-	p, err := a.Payins.Create(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusCreated, p)
 }
 
 func (a *API) payinDetail(w http.ResponseWriter, r *http.Request) {
@@ -167,34 +152,4 @@ func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, ok)
-}
-
-func (a *API) refundPayin(w http.ResponseWriter, r *http.Request) {
-	var req payin.RefundRequest
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusOK, nil)
-	p, err := a.Payins.Refund(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, p)
-}
-
-func (a *API) cancelPayin(w http.ResponseWriter, r *http.Request) {
-	var req payin.UUIDRequest
-	if err := decode(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	expect(r, http.StatusOK, nil)
-	p, err := a.Payins.Cancel(r.Context(), principal(r), req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, p)
 }

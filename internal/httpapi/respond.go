@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/idempotency"
+	"payd/internal/merchant"
 )
 
 // encodeJSON is the one encoder of response bodies, so a stored idempotent
@@ -34,6 +36,29 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// serviceCall is the shape of most write endpoints' service methods.
+type serviceCall[Req, Res any] func(ctx context.Context, p merchant.Principal, req Req) (Res, error)
+
+// jsonHandler is a whole write endpoint of that shape: decode the JSON body,
+// call the service as the caller (storing the answer with the effect when
+// the request is keyed), and answer status with the result.
+func jsonHandler[Req, Res any](a *API, status int, call serviceCall[Req, Res]) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := decode(r, &req); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		expect(r, status, nil)
+		res, err := call(r.Context(), principal(r), req)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		a.writeJSON(w, r, status, res)
+	}
 }
 
 // errorBody is the one error envelope of the API (CONTRACT §3).
