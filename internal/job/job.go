@@ -161,8 +161,21 @@ func (q *Queue) worker(ctx context.Context) {
 	}
 }
 
-// dueWhere selects due jobs: run_at is read on the clock of clock_of's merchant.
-const dueWhere = `j.state = 'available' AND j.run_at <= $1 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+// dueWhere selects due jobs: run_at is read on the clock of clock_of's
+// merchant. $1 is the real time; $3 is the real time plus the largest
+// merchant clock offset, a bound that lets the (state, run_at) index stop
+// the scan at the due jobs instead of reading every waiting one (each
+// pending payin waits with an expiry job).
+const dueWhere = `j.state = 'available' AND j.run_at <= $3
+	AND j.run_at <= $1 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+
+// dueBound is the real time plus the largest merchant clock offset (zero
+// in production).
+func (q *Queue) dueBound(ctx context.Context, now int64) (int64, error) {
+	var offset int64
+	err := q.db.Read().QueryRowContext(ctx, `SELECT COALESCE(MAX(clock_offset_ms), 0) FROM merchants`).Scan(&offset)
+	return now + max(0, offset), err
+}
 
 // RunOne claims one due job (of merchant clockOf only, when given), runs it,
 // and reports whether there was one.
@@ -171,8 +184,12 @@ func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
 	now := q.clock.Now().UnixMilli()
 	// A cheap look on the read path first: idle polling must not take SQLite's write lock.
 	var probe int
-	err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2) LIMIT 1) d`,
-		now, clockOf).Scan(&probe)
+	bound, err := q.dueBound(ctx, now)
+	if err != nil {
+		return false, err
+	}
+	err = q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2) LIMIT 1) d`,
+		now, clockOf, bound).Scan(&probe)
 	if err != nil || probe == 0 {
 		return false, err
 	}
@@ -182,7 +199,7 @@ func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
 	started := time.Now()
 	err = q.db.Exec(ctx, func(tx *store.Tx) error {
 		claimed, outcome, runErr = nil, "done", nil
-		j, err := q.claim(ctx, tx, now, clockOf)
+		j, err := q.claim(ctx, tx, now, bound, clockOf)
 		if err != nil || j == nil {
 			return err
 		}
@@ -219,13 +236,13 @@ func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
 	return true, nil
 }
 
-func (q *Queue) claim(ctx context.Context, tx *store.Tx, now int64, clockOf string) (*Job, error) {
+func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string) (*Job, error) {
 	var j Job
 	var clockOfCol *string
 	var payload string
 	err := tx.QueryRowContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
 		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)
-		ORDER BY j.run_at, j.id LIMIT 1`+q.db.SkipLocked("j"), now, clockOf).Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt)
+		ORDER BY j.run_at, j.id LIMIT 1`+q.db.SkipLocked("j"), now, clockOf, bound).Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -300,8 +317,13 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		}
 		// Nothing we could claim; a due job may still be held by another worker.
 		var n int
+		now := q.clock.Now().UnixMilli()
+		bound, err := q.dueBound(ctx, now)
+		if err != nil {
+			return fmt.Errorf("run due jobs: %w", err)
+		}
 		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE `+dueWhere+` AND j.clock_of = $2`,
-			q.clock.Now().UnixMilli(), merchantID).Scan(&n); err != nil {
+			now, merchantID, bound).Scan(&n); err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
 		if n == 0 {
