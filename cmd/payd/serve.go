@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	publicURL := f.setting("public-url", "PAYD_PUBLIC_URL", "", "base of every link payd hands out (default http://{addr})")
 	retries := f.setting("webhook-retry-schedule", "PAYD_WEBHOOK_RETRY_SCHEDULE", "",
 		"comma-separated delays before each webhook retry (default 5s,5m,30m,2h,5h,10h,10h)")
+	pprofAddr := f.setting("pprof-addr", "PAYD_PPROF_ADDR", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060 (default off)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -55,6 +58,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		if created {
 			printDemo(env.stdout, demo, strings.TrimRight(*publicURL, "/"))
 		}
+	}
+	if *pprofAddr != "" {
+		go servePprof(*pprofAddr, log)
 	}
 	return srv.Serve(ctx, ln)
 }
@@ -113,4 +119,18 @@ func parseSchedule(s string) ([]time.Duration, error) {
 		return nil, fmt.Errorf("at most 20 retries")
 	}
 	return out, nil
+}
+
+// servePprof serves the profiler on its own address, never on the API's.
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	log.Info("profiler on http://" + addr + "/debug/pprof/")
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		log.Error("profiler", "err", err)
+	}
 }
