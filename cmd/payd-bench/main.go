@@ -30,6 +30,8 @@ type settings struct {
 	pgDSN    string
 	out      string
 	quick    bool
+	// profileDir, when set, receives a CPU profile of payd per scenario.
+	profileDir string
 }
 
 func main() {
@@ -40,6 +42,7 @@ func main() {
 	flag.StringVar(&s.pgDSN, "pg", envOr("PAYD_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server to use")
 	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
 	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
+	flag.StringVar(&s.profileDir, "profile", "", "write a CPU profile of payd for each scenario into this directory (go tool pprof)")
 	flag.Parse()
 	if s.quick {
 		s.duration = 4 * time.Second

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +36,10 @@ func numCPU() int { return runtime.NumCPU() }
 
 // paydProcess is payd serve running as a child process.
 type paydProcess struct {
-	cmd  *exec.Cmd
-	base string
-	apps map[string]app // demo merchant's apps by currency
+	cmd       *exec.Cmd
+	base      string
+	pprofAddr string
+	apps      map[string]app // demo merchant's apps by currency
 }
 
 type app struct {
@@ -49,8 +52,12 @@ var (
 )
 
 // startPayd runs `payd serve` on dsn and waits for the listening line and the demo banner.
-func startPayd(ctx context.Context, bin, dsn string) (*paydProcess, error) {
-	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
+func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, error) {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", dsn}
+	if pprofAddr != "" {
+		args = append(args, "--pprof-addr", pprofAddr)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -143,3 +150,31 @@ func peakRSS(pid int) float64 {
 
 // selfCPU is this process's CPU time (the load generator's share).
 func selfCPU() time.Duration { return cpuTime(os.Getpid()) }
+
+// profile starts a CPU profile of payd for the scenario's duration and
+// returns a function that waits for it to be written.
+func (p *paydProcess) profile(s settings, db, name string) func() {
+	if p.pprofAddr == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		secs := max(1, int(s.duration.Seconds())-1)
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprofAddr, secs))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		defer res.Body.Close()
+		os.MkdirAll(s.profileDir, 0o755)
+		f, err := os.Create(filepath.Join(s.profileDir, db+"-"+strings.ReplaceAll(name, " ", "_")+".pprof"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		defer f.Close()
+		io.Copy(f, res.Body)
+	}()
+	return func() { <-done }
+}

@@ -113,10 +113,16 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		return dbReport{}, err
 	}
 	defer cleanup()
-	p, err := startPayd(ctx, bin, dsn)
+	pprofAddr := ""
+	if s.profileDir != "" {
+		pprofAddr = "127.0.0.1:16060"
+	}
+	p, err := startPayd(ctx, bin, dsn, pprofAddr)
 	if err != nil {
 		return dbReport{}, err
 	}
+	p.pprofAddr = pprofAddr
+	profile := func(name string) func() { return p.profile(s, db, name) }
 	defer p.stop()
 	pid := p.cmd.Process.Pid
 	c := &client{base: p.base, app: p.apps["IDR"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
@@ -124,6 +130,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 
 	// 1. Payin creation (QR method, with an Idempotency-Key).
 	uuids := make([][]string, s.clients)
+	stopProfile := profile("create")
 	create := drive(ctx, "payin create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
 			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("bench-%d-%d", cl, i)},
@@ -136,6 +143,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		uuids[cl] = append(uuids[cl], out.UUID)
 		return false, nil
 	})
+	stopProfile()
 	create.Description = "POST /v2/payins (id_bank_qris_idr, Idempotency-Key)"
 	rep.Results = append(rep.Results, create)
 
@@ -145,6 +153,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		pool = append(pool, u...)
 	}
 	var next atomic.Int64
+	stopProfile = profile("receipt")
 	receipt := drive(ctx, "payin receipt (hot account)", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		n := next.Add(1) - 1
 		if int(n) >= len(pool) {
@@ -153,6 +162,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		status, body, err := c.do(ctx, "POST", "/v2/payins/simulate", map[string]any{"uuid": pool[n], "status": "completed"}, nil)
 		return false, expectStatus(status, 200, body, err)
 	})
+	stopProfile()
 	receipt.Description = "POST /v2/payins/simulate on pre-created payins of one account"
 	rep.Results = append(rep.Results, receipt)
 
