@@ -46,7 +46,9 @@ func (s *Service) AdvanceClock(ctx context.Context, merchantID string, to func(n
 		if target.Sub(now) > MaxClockAdvance {
 			return time.Time{}, fault.Field("now", "moves the clock more than ten years at once")
 		}
-		newOffset := target.Sub(real).Milliseconds()
+		// Round up to the next millisecond, so that the clock read right after
+		// this never shows a time before the one it was set to.
+		newOffset := (target.Sub(real) + time.Millisecond - 1).Milliseconds()
 		if _, err := tx.ExecContext(ctx, `UPDATE merchants SET clock_offset_ms = $1 WHERE id = $2`, newOffset, merchantID); err != nil {
 			return time.Time{}, fmt.Errorf("advance clock: %w", err)
 		}

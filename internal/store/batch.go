@@ -117,6 +117,7 @@ func (db *DB) runLane(lane string, q chan *batchItem) {
 			}
 		}
 		db.commitBatch(batch)
+		db.prepareMissed(context.Background())
 		if !timer.Stop() {
 			select {
 			case <-timer.C:

@@ -36,7 +36,9 @@ type DB struct {
 	dialect Dialect
 	write   *sql.DB
 	read    *sql.DB
+	reader  *Reader
 	lanes   lanes
+	stmts   stmtCache
 }
 
 // Options tunes Open. The zero value is what payd serve uses.
@@ -67,6 +69,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.reader = &Reader{db: db, pool: db.read, stmts: map[string]*sql.Stmt{}}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.write.PingContext(pingCtx); err != nil {
@@ -88,7 +91,7 @@ func openPostgres(dsn string, opt Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]chan *batchItem{}}}, nil
+	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]chan *batchItem{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
 }
 
 func openSQLite(path string, opt Options) (*DB, error) {
@@ -133,7 +136,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]chan *batchItem{}}}, nil
+	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]chan *batchItem{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -160,7 +163,7 @@ func redact(dsn string) string {
 func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Read returns the handle for reads outside a transaction.
-func (db *DB) Read() *sql.DB { return db.read }
+func (db *DB) Read() *Reader { return db.reader }
 
 // Ping checks that the database answers (readiness).
 func (db *DB) Ping(ctx context.Context) error {
@@ -169,6 +172,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases every connection.
 func (db *DB) Close() error {
+	db.stmts.mu.Lock()
+	for _, st := range db.stmts.stmts {
+		st.Close()
+	}
+	db.stmts.stmts = map[string]*sql.Stmt{}
+	db.stmts.mu.Unlock()
+	db.reader.close()
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
