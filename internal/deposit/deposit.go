@@ -129,6 +129,7 @@ func (s *Service) validate(ctx context.Context, q store.Querier, p merchant.Prin
 
 // Simulate credits a simulated inbound transfer: incoming now, available once cleared.
 func (s *Service) Simulate(ctx context.Context, p merchant.Principal, r Request) (Deposit, error) {
+	ctx = store.WithLane(ctx, "merchant:"+p.MerchantID) // deposits contend on the account's balance rows
 	return store.Do(ctx, s.db, func(tx *store.Tx) (Deposit, error) {
 		v, err := s.validate(ctx, tx, p, &r)
 		if err != nil {

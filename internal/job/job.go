@@ -11,9 +11,7 @@ package job
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -146,11 +144,11 @@ func (q *Queue) worker(ctx context.Context) {
 	ticker := time.NewTicker(q.PollInterval)
 	defer ticker.Stop()
 	for ctx.Err() == nil {
-		ran, err := q.RunOne(ctx, "")
+		ran, err := q.runBatch(ctx, "", claimBatch)
 		if err != nil && ctx.Err() == nil {
 			q.log.Error("job queue", "err", err)
 		}
-		if ran {
+		if ran > 0 {
 			continue
 		}
 		select {
@@ -177,84 +175,126 @@ func (q *Queue) dueBound(ctx context.Context, now int64) (int64, error) {
 	return now + max(0, offset), err
 }
 
-// RunOne claims one due job (of merchant clockOf only, when given), runs it,
-// and reports whether there was one.
+// RunOne claims one due job (of merchant clockOf only, when given), runs
+// it, and reports whether there was one.
 func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
+	n, err := q.runBatch(ctx, clockOf, 1)
+	return n > 0, err
+}
+
+// runBatch claims up to limit due jobs (of merchant clockOf only, when
+// given), runs them in one transaction, and returns how many it claimed.
+func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, error) {
 	ctx = store.WithoutClaim(ctx)
 	now := q.clock.Now().UnixMilli()
 	// A cheap look on the read path first: idle polling must not take SQLite's write lock.
 	var probe int
 	bound, err := q.dueBound(ctx, now)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	err = q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2) LIMIT 1) d`,
 		now, clockOf, bound).Scan(&probe)
 	if err != nil || probe == 0 {
-		return false, err
+		return 0, err
 	}
-	var claimed *Job
-	var outcome string
-	var runErr error
+	type ran struct {
+		job     Job
+		outcome string
+		err     error
+	}
+	var results []ran
+	claimed := 0
 	started := time.Now()
 	err = q.db.Exec(ctx, func(tx *store.Tx) error {
-		claimed, outcome, runErr = nil, "done", nil
-		j, err := q.claim(ctx, tx, now, bound, clockOf)
-		if err != nil || j == nil {
+		results = results[:0]
+		jobs, err := q.claim(ctx, tx, now, bound, clockOf, limit)
+		if err != nil {
 			return err
 		}
-		claimed = j
-		// The handler runs inside a savepoint: if it fails, its writes are
-		// undone but the claim is kept, so the failure is recorded in the
-		// same transaction and no other worker can run the job before its backoff.
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT job_run`); err != nil {
-			return err
+		claimed = len(jobs)
+		for _, j := range jobs {
+			outcome, runErr, err := q.runClaimed(ctx, tx, j)
+			if err != nil {
+				return err
+			}
+			results = append(results, ran{j, outcome, runErr})
 		}
-		if runErr = q.run(ctx, tx, *j); runErr == nil {
-			_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err() // shutting down: the rollback hands the job back
-		}
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_run`); err != nil {
-			return err
-		}
-		outcome, err = q.recordFailure(ctx, tx, *j, runErr)
-		return err
+		return nil
 	})
-	if claimed == nil || ctx.Err() != nil {
-		return claimed != nil, nil
+	if claimed == 0 || ctx.Err() != nil {
+		return claimed, nil // none, or shutting down: the rollback handed them back
 	}
 	if err != nil {
-		return true, fmt.Errorf("job %d (%s): %w", claimed.ID, claimed.Kind, err)
+		return claimed, fmt.Errorf("run jobs: %w", err)
 	}
-	q.observe(claimed.Kind, outcome, time.Since(started))
-	if runErr != nil {
-		q.log.Warn("job run failed", "job_id", claimed.ID, "kind", claimed.Kind, "attempt", claimed.Attempt, "outcome", outcome, "err", runErr.Error())
+	took := time.Since(started) / time.Duration(len(results))
+	for _, r := range results {
+		q.observe(r.job.Kind, r.outcome, took)
+		if r.err != nil {
+			q.log.Warn("job run failed", "job_id", r.job.ID, "kind", r.job.Kind, "attempt", r.job.Attempt, "outcome", r.outcome, "err", r.err.Error())
+		}
 	}
-	return true, nil
+	return claimed, nil
 }
 
-func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string) (*Job, error) {
-	var j Job
-	var clockOfCol *string
-	var payload string
-	err := tx.QueryRowContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
+// runClaimed runs one claimed job inside a savepoint of tx: if its handler
+// fails, its writes are undone but the claim is kept, so the failure is
+// recorded in the same transaction and no other worker can run the job
+// before its backoff. err is set only when tx itself cannot go on.
+func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome string, runErr, err error) {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT job_run`); err != nil {
+		return "", nil, err
+	}
+	if runErr = q.run(ctx, tx, j); runErr == nil {
+		if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT job_run`); err != nil {
+			return "", nil, err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
+		return "done", nil, err
+	}
+	if ctx.Err() != nil {
+		return "", runErr, ctx.Err() // shutting down: the rollback hands the jobs back
+	}
+	if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_run`); err != nil {
+		return "", runErr, err
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT job_run`); err != nil {
+		return "", runErr, err
+	}
+	outcome, err = q.recordFailure(ctx, tx, j, runErr)
+	return outcome, runErr, err
+}
+
+// claimBatch is how many due jobs one transaction claims and runs: their
+// effects commit together, one flush for all.
+const claimBatch = 16
+
+// claim locks up to limit due jobs (of merchant clockOf only, when given).
+func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string, limit int) ([]Job, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
 		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)
-		ORDER BY j.run_at, j.id LIMIT 1`+q.db.SkipLocked("j"), now, clockOf, bound).Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+		ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), now, clockOf, bound, limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim job: %w", err)
+		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
-	if clockOfCol != nil {
-		j.ClockOf = *clockOfCol
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		var j Job
+		var clockOfCol *string
+		var payload string
+		if err := rows.Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt); err != nil {
+			return nil, fmt.Errorf("claim jobs: %w", err)
+		}
+		if clockOfCol != nil {
+			j.ClockOf = *clockOfCol
+		}
+		j.Payload = json.RawMessage(payload)
+		j.Attempt++
+		out = append(out, j)
 	}
-	j.Payload = json.RawMessage(payload)
-	j.Attempt++
-	return &j, nil
+	return out, rows.Err()
 }
 
 // run calls the job's handler, turning a panic into an error so one bad job
@@ -308,11 +348,11 @@ func Backoff(attempt int) time.Duration {
 // The sandbox test clock calls it after moving forward.
 func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 	for ctx.Err() == nil {
-		ran, err := q.RunOne(ctx, merchantID)
+		ran, err := q.runBatch(ctx, merchantID, claimBatch)
 		if err != nil {
 			return err
 		}
-		if ran {
+		if ran > 0 {
 			continue
 		}
 		// Nothing we could claim; a due job may still be held by another worker.

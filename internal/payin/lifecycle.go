@@ -59,6 +59,9 @@ func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req Simula
 		return Payin{}, f.Err()
 	}
 	now := clock.Offset(s.clock, p.ClockOffset).Now()
+	// Receipts into one merchant's accounts contend on the same balance rows:
+	// they are group-committed together (see store.WithLane).
+	ctx = store.WithLane(ctx, "merchant:"+p.MerchantID)
 	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
 		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
 		if err != nil {
