@@ -26,6 +26,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	retries := f.setting("webhook-retry-schedule", "PAYD_WEBHOOK_RETRY_SCHEDULE", "",
 		"comma-separated delays before each webhook retry (default 5s,5m,30m,2h,5h,10h,10h)")
 	pprofAddr := f.setting("pprof-addr", "PAYD_PPROF_ADDR", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060 (default off)")
+	smtpURL := f.setting("smtp-url", "PAYD_SMTP_URL", "",
+		"mail server for verification emails: smtp://user:password@host:587 (STARTTLS when offered) or smtps://… (TLS from the start)")
+	smtpFrom := f.setting("smtp-from", "PAYD_SMTP_FROM", "", "From address of the emails payd sends (required with --smtp-url)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -44,7 +47,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
-		WebhookSchedule: schedule,
+		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom,
 	})
 	if err != nil {
 		return err

@@ -29,6 +29,9 @@ type Service struct {
 	PublicURL string
 	// LinkLifetime is how long a verification link stays valid (7 days).
 	LinkLifetime time.Duration
+	// outbox delivers verification messages (Deliver); nil keeps them in
+	// the outbox only, as the sandbox does without a sender.
+	outbox *outbox
 }
 
 // NewService returns a Service.

@@ -40,20 +40,27 @@ type ResendRequest struct {
 	ResendTo string `json:"resend_to,omitempty" enum:"email,phone" doc:"email (the default) sends the link to the contact's email address; phone sends it by SMS to the contact's phone number, which the contact must have."`
 }
 
-// Message is a verification message as the sender's outbox keeps it.
+// Message is a verification message as the outbox keeps it: the sandbox's
+// sender, and the delivery log of the configured one. A Sender reads its To,
+// Subject, Body and Channel.
 type Message struct {
-	ID        string     `json:"id" doc:"The message id (resend_verification answers it as message_id)."`
-	Email     string     `json:"email" doc:"The contact's email."`
-	Channel   string     `json:"channel" enum:"email,sms"`
-	To        string     `json:"to" doc:"The email address or phone number it was sent to."`
-	Body      string     `json:"body" doc:"The text sent, holding the verification link."`
-	CreatedAt clock.Time `json:"created_at"`
+	ID        string         `json:"id" doc:"The message id (resend_verification answers it as message_id)."`
+	Email     string         `json:"email" doc:"The contact's email."`
+	Channel   string         `json:"channel" enum:"email,sms"`
+	To        string         `json:"to" doc:"The email address or phone number it was sent to."`
+	Subject   string         `json:"subject" doc:"The email's subject; empty for an SMS."`
+	Body      string         `json:"body" doc:"The text sent (plain text), holding the verification link."`
+	Status    DeliveryStatus `json:"status" enum:"pending,sent,failed" doc:"pending until the mail server has answered; sent once it accepted the message (or, in the sandbox without a mail server, at once: the outbox is the delivery); failed when the last attempt failed (error says why; it is retried for about a day)."`
+	SentAt    *clock.Time    `json:"sent_at" doc:"When the message was sent; null until then."`
+	Error     *string        `json:"error" doc:"Why the last attempt failed; null unless status is failed."`
+	CreatedAt clock.Time     `json:"created_at"`
 }
 
 // ResendVerification sends a contact a new identity-verification link,
 // {PublicURL}/verify/{token}, valid for LinkLifetime on the merchant's clock.
-// Every earlier link of the contact stops working. The message goes to the
-// outbox (the sandbox's sender), which ListMessages reads.
+// Every earlier link of the contact stops working. The message is written to
+// the outbox, which ListMessages reads, in the transaction that issues the
+// link; it is delivered once that commits (see outbox).
 func (s *Service) ResendVerification(ctx context.Context, p merchant.Principal, r ResendRequest) (Message, error) {
 	f := fault.Fields{}
 	text(f, "email", &r.Email, maxEmailLen, true)
@@ -87,16 +94,47 @@ func (s *Service) ResendVerification(ctx context.Context, p merchant.Principal, 
 			return Message{}, fmt.Errorf("resend verification: %w", err)
 		}
 		m.Body = messageBody(m.Channel, c.FirstName, merchantName, s.link(token), expires)
-		m.ID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
-			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO verification_messages (uuid, merchant_id, contact_id, channel,
-				recipient, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING`,
-				uuid, p.MerchantID, c.id, m.Channel, m.To, m.Body, now.UnixMilli()))
-		})
-		if err != nil {
-			return Message{}, fmt.Errorf("send verification message: %w", err)
+		if m.Channel == ChannelEmail {
+			m.Subject = verifySubject
+		}
+		if err := s.writeMessage(ctx, tx, p.MerchantID, c.id, &m); err != nil {
+			return Message{}, err
 		}
 		return m, nil
 	})
+}
+
+// writeMessage adds m to the outbox with the delivery status its channel's
+// sender gives it, and schedules its sending when there is one.
+func (s *Service) writeMessage(ctx context.Context, tx *store.Tx, merchantID string, contactID int64, m *Message) error {
+	status, why, send := s.outbox.route(m.Channel)
+	m.Status = status
+	if status == DeliverySent {
+		sent := m.CreatedAt
+		m.SentAt = &sent
+	}
+	if why != "" {
+		m.Error = &why
+	}
+	var sentAt *int64
+	if m.SentAt != nil {
+		ms := m.SentAt.T.UnixMilli()
+		sentAt = &ms
+	}
+	var err error
+	m.ID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO verification_messages (uuid, merchant_id, contact_id, channel,
+			recipient, subject, body, status, sent_at, error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (uuid) DO NOTHING`,
+			uuid, merchantID, contactID, m.Channel, m.To, m.Subject, m.Body, string(m.Status), sentAt, m.Error, m.CreatedAt.T.UnixMilli()))
+	})
+	if err != nil {
+		return fmt.Errorf("send verification message: %w", err)
+	}
+	if !send {
+		return nil
+	}
+	return s.outbox.schedule(ctx, tx, *m, 1)
 }
 
 // newLink replaces the contact's live link with a new one and returns its
@@ -148,17 +186,27 @@ func messageBody(channel, firstName, merchantName, link string, expires time.Tim
 		firstName, merchantName, link, until)
 }
 
-const messageColumns = `uuid, (SELECT email FROM contacts c WHERE c.id = contact_id), channel, recipient, body, created_at`
+const messageColumns = `uuid, (SELECT email FROM contacts c WHERE c.id = contact_id), channel, recipient, subject, body,
+	status, sent_at, error, created_at`
 
 func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
 	var (
 		m       Message
+		status  string
+		sentAt  sql.NullInt64
+		why     sql.NullString
 		created int64
 	)
-	if err := row.Scan(&m.ID, &m.Email, &m.Channel, &m.To, &m.Body, &created); err != nil {
+	if err := row.Scan(&m.ID, &m.Email, &m.Channel, &m.To, &m.Subject, &m.Body, &status, &sentAt, &why, &created); err != nil {
 		return Message{}, err
 	}
-	m.CreatedAt = clock.Time{T: clock.FromMillis(created)}
+	m.Status, m.CreatedAt = DeliveryStatus(status), clock.Time{T: clock.FromMillis(created)}
+	if sentAt.Valid {
+		m.SentAt = &clock.Time{T: clock.FromMillis(sentAt.Int64)}
+	}
+	if why.Valid {
+		m.Error = &why.String
+	}
 	return m, nil
 }
 

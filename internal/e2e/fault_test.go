@@ -248,17 +248,21 @@ func TestReceiverOutage(t *testing.T) {
 	})
 }
 
-// demoApp reads the demo merchant's app of a currency from a process's banner.
+// demoApp reads the demo merchant's app of a currency from a process's
+// banner, waiting for its line (the banner is printed a line at a time).
 func demoApp(t *testing.T, p *process, currency string) creds {
 	t.Helper()
-	p.demoAUD(t) // waits for the banner
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, l := range strings.Split(p.stdout.String(), "\n") {
-		if m := bannerApp.FindStringSubmatch(l); m != nil && m[1] == currency {
-			return creds{Currency: currency, AccountNumber: m[2], AppID: m[3], SecretKey: m[4]}
+	var app creds
+	waitUntil(t, currency+" app in the banner", 10*time.Second, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, l := range strings.Split(p.stdout.String(), "\n") {
+			if m := bannerApp.FindStringSubmatch(l); m != nil && m[1] == currency {
+				app = creds{Currency: currency, AccountNumber: m[2], AppID: m[3], SecretKey: m[4]}
+				return true
+			}
 		}
-	}
-	t.Fatalf("no %s app in the banner", currency)
-	return creds{}
+		return false
+	})
+	return app
 }

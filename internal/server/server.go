@@ -40,6 +40,10 @@ type Config struct {
 	StoreOptions store.Options
 	// WebhookSchedule overrides the webhook retry delays (tests shorten them).
 	WebhookSchedule []time.Duration
+	// SMTPURL, when set, sends verification emails through that mail server
+	// (smtp://user:password@host:587, smtps:// for TLS from the start), from
+	// the address SMTPFrom.
+	SMTPURL, SMTPFrom string
 }
 
 // Server is a running payd's parts.
@@ -74,6 +78,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
+	email, err := emailSender(cfg)
+	if err != nil {
+		return nil, err
+	}
 	db, err := store.Open(ctx, cfg.DB, cfg.StoreOptions)
 	if err != nil {
 		return nil, err
@@ -100,6 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
 	s.Contacts = contact.NewService(db, cfg.Clock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
+	s.Contacts.Deliver(contact.Delivery{Sandbox: cfg.Env == httpapi.Sandbox, Email: email, Queue: s.Queue})
 	linkKey, err := db.Secret(ctx, "links")
 	if err != nil {
 		db.Close()
@@ -119,11 +128,26 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 
 const jobPurgeIdempotency = "idempotency.purge"
 
+// emailSender is the sender of cfg's SMTP settings, or nil without them.
+func emailSender(cfg Config) (contact.Sender, error) {
+	if cfg.SMTPURL == "" {
+		return nil, nil
+	}
+	sender, err := contact.NewSMTPSender(cfg.SMTPURL, cfg.SMTPFrom)
+	if err != nil {
+		return nil, err
+	}
+	return sender, nil
+}
+
 // Handler is the root HTTP handler.
 func (s *Server) Handler() http.Handler { return s.API.Handler() }
 
-// Close releases the database.
-func (s *Server) Close() error { return s.DB.Close() }
+// Close waits for the emails being sent, then releases the database.
+func (s *Server) Close() error {
+	s.Contacts.Close()
+	return s.DB.Close()
+}
 
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
 const shutdownGrace = 20 * time.Second
