@@ -28,8 +28,34 @@ type result struct {
 // exhausted) and measures it. op gets the client number and the count of
 // operations that client has done.
 func drive(ctx context.Context, name string, n int, d time.Duration, pid int, op func(ctx context.Context, client, i int) (done bool, err error)) result {
+	return drivePaced(ctx, name, n, d, pid, 0, op)
+}
+
+// drivePaced is drive at a fixed offered rate (requests per second, spread
+// over the clients); 0 means as fast as the clients go. Latency is measured
+// from each request's send, so it shows the server's answer time at that load.
+func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid int, rate float64, op func(ctx context.Context, client, i int) (done bool, err error)) result {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	var pace chan struct{}
+	if rate > 0 {
+		pace = make(chan struct{}, n)
+		go func() {
+			tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					select {
+					case pace <- struct{}{}:
+					default: // every client is busy: the offered rate is not reached
+					}
+				}
+			}
+		}()
+	}
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
@@ -44,6 +70,13 @@ func drive(ctx context.Context, name string, n int, d time.Duration, pid int, op
 		wg.Go(func() {
 			var mine []time.Duration
 			for i := 0; ctx.Err() == nil; i++ {
+				if pace != nil {
+					select {
+					case <-pace:
+					case <-ctx.Done():
+						continue
+					}
+				}
 				t0 := time.Now()
 				done, err := op(ctx, c, i)
 				if ctx.Err() != nil {

@@ -147,6 +147,17 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	create.Description = "POST /v2/payins (id_bank_qris_idr, Idempotency-Key)"
 	rep.Results = append(rep.Results, create)
 
+	// 1b. The same at half of the peak just measured: the latency a merchant
+	// sees when payd is busy but not saturated (goal: p99 under 25 ms).
+	half := drivePaced(ctx, "payin create @ half peak", s.clients, s.duration, pid, create.PerSecond/2, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
+			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("half-%d-%d", cl, i)},
+			map[string]string{"Idempotency-Key": randomHex(12)})
+		return false, expectStatus(status, 201, body, err)
+	})
+	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", create.PerSecond/2)
+	rep.Results = append(rep.Results, half)
+
 	// 2. Payin receipt on one hot account: every request credits the same buckets.
 	var pool []string
 	for _, u := range uuids {
