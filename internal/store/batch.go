@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,7 +29,9 @@ import (
 const maxBatch = 64
 
 // laneIdle is how long a lane's goroutine waits for work before it exits.
-const laneIdle = 2 * time.Second
+var laneIdle atomic.Int64 // nanoseconds; 2 s unless a test shortens it
+
+func init() { laneIdle.Store(int64(2 * time.Second)) }
 
 type laneKey struct{}
 
@@ -51,7 +54,14 @@ type batchItem struct {
 // lanes runs group commits, one goroutine per busy lane.
 type lanes struct {
 	mu    sync.Mutex
-	queue map[string]chan *batchItem
+	queue map[string]*lane
+}
+
+// lane is one lane's queue and how many submitters are about to use it, so
+// that its goroutine never exits while one of them still will.
+type lane struct {
+	q     chan *batchItem
+	users int
 }
 
 // laneFor returns the lane a transaction under ctx goes through, or false to
@@ -65,52 +75,70 @@ func (db *DB) laneFor(ctx context.Context) (string, bool) {
 }
 
 // submit queues run on lane and waits for its group commit.
-func (db *DB) submit(ctx context.Context, lane string, run func(tx *Tx) error) error {
+func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) error {
 	it := &batchItem{ctx: ctx, run: run, done: make(chan struct{})}
 	db.lanes.mu.Lock()
-	q, ok := db.lanes.queue[lane]
+	l, ok := db.lanes.queue[name]
 	if !ok {
-		q = make(chan *batchItem, maxBatch)
-		db.lanes.queue[lane] = q
-		go db.runLane(lane, q)
+		l = &lane{q: make(chan *batchItem, maxBatch)}
+		db.lanes.queue[name] = l
+		go db.runLane(name, l)
 	}
+	l.users++
 	db.lanes.mu.Unlock()
+	var err error
 	select {
-	case q <- it:
+	case l.q <- it:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
+	}
+	db.lanes.mu.Lock()
+	l.users--
+	db.lanes.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	<-it.done
 	if it.panic != nil {
 		panic(it.panic)
 	}
-	return it.err
+	if it.err != nil {
+		return it.err
+	}
+	// After-commit work runs on the caller's goroutine, as it would
+	// without batching: a hook that waits, or starts a transaction, must not
+	// hold up (or wait for) the lane.
+	for _, f := range it.tx.afterCommit {
+		f()
+	}
+	return nil
 }
 
-// runLane group-commits what arrives on q until the lane stays idle.
-func (db *DB) runLane(lane string, q chan *batchItem) {
-	timer := time.NewTimer(laneIdle)
+// runLane group-commits what arrives on the lane until it stays idle with
+// no submitter on its way.
+func (db *DB) runLane(name string, l *lane) {
+	timer := time.NewTimer(time.Duration(laneIdle.Load()))
 	defer timer.Stop()
 	for {
 		var first *batchItem
 		select {
-		case first = <-q:
+		case first = <-l.q:
 		case <-timer.C:
 			db.lanes.mu.Lock()
-			if len(q) == 0 {
-				delete(db.lanes.queue, lane)
+			if len(l.q) == 0 && l.users == 0 {
+				delete(db.lanes.queue, name)
 				db.lanes.mu.Unlock()
 				return
 			}
 			db.lanes.mu.Unlock()
-			timer.Reset(laneIdle)
+			timer.Reset(time.Duration(laneIdle.Load()))
 			continue
 		}
 		batch := []*batchItem{first}
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case it := <-q:
+			case it := <-l.q:
 				batch = append(batch, it)
 			default:
 				break drain
@@ -124,7 +152,7 @@ func (db *DB) runLane(lane string, q chan *batchItem) {
 			default:
 			}
 		}
-		timer.Reset(laneIdle)
+		timer.Reset(time.Duration(laneIdle.Load()))
 	}
 }
 
@@ -171,12 +199,6 @@ func (db *DB) commitBatch(batch []*batchItem) {
 	if err := sqlTx.Commit(); err != nil {
 		for _, it := range committed {
 			it.err = fmt.Errorf("commit: %w", err)
-		}
-		return
-	}
-	for _, it := range committed {
-		for _, f := range it.tx.afterCommit {
-			f()
 		}
 	}
 }

@@ -91,7 +91,7 @@ func openPostgres(dsn string, opt Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]chan *batchItem{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
+	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
 }
 
 func openSQLite(path string, opt Options) (*DB, error) {
@@ -136,7 +136,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]chan *batchItem{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
+	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -290,6 +291,42 @@ func TestDoPanicReleasesTransaction(t *testing.T) {
 		var v int64
 		if err := db.Read().QueryRow(`SELECT v FROM kv_test WHERE k = 'k'`).Scan(&v); err != nil || v != 2 {
 			t.Errorf("k = %d, %v; want 2 (only the write after the panic committed)", v, err)
+		}
+	})
+}
+
+// TestLaneChurnNeverStrandsATransaction: lanes come and go as they fall
+// idle; a transaction submitted just as its lane is retiring must still run.
+func TestLaneChurnNeverStrandsATransaction(t *testing.T) {
+	defer store.SetLaneIdle(time.Microsecond)()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := store.WithLane(context.Background(), "churn")
+		done := make(chan error, 1)
+		go func() {
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Go(func() {
+					for i := range 200 {
+						if i%(g+2) == 0 {
+							time.Sleep(time.Duration(i%3) * 50 * time.Microsecond)
+						}
+						if err := db.Exec(ctx, func(tx *store.Tx) error {
+							_, err := tx.ExecContext(ctx, `SELECT 1`)
+							return err
+						}); err != nil {
+							t.Errorf("Exec: %v", err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			done <- nil
+		}()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("a transaction was stranded: 1,600 lane transactions did not finish in 60 s")
 		}
 	})
 }
