@@ -1,0 +1,477 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tenancyCurrencies are the currencies of both merchants of the tenancy test.
+var tenancyCurrencies = []string{"IDR", "PHP", "GHS", "AUD", "KRW"}
+
+// tenantRecords are one of each kind of record of merchant A.
+type tenantRecords struct {
+	apps map[string]creds
+	// Payins: QR and redirect (pending), received (refundable), OTP (authorize_otp).
+	qrPayin, redirectPayin, receivedPayin, otpPayin string
+	payinExternalID                                 string
+	// contactEmail has its KYC approved and a verification message.
+	contactEmail, contactUUID                     string
+	customerID, customerEmail, customerExternalID string
+	depositUUID                                   string
+	pingID, pingUUID                              string
+	// balanceIDs are A's IDR balance records; historyCursor pages through them.
+	balanceIDs    []string
+	historyCursor string
+}
+
+// identifiers are A's identifiers that no answer to B may contain.
+func (a tenantRecords) identifiers() []string {
+	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
+		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID}
+	ids = append(ids, a.balanceIDs...)
+	for _, app := range a.apps {
+		ids = append(ids, app.AccountNumber)
+	}
+	return ids
+}
+
+// makeTenantRecords makes one record of each kind as A and waits until the
+// workers have nothing left to do about them.
+func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecords {
+	t.Helper()
+	idr, aud := apps["IDR"], apps["AUD"]
+	a := tenantRecords{apps: apps, payinExternalID: "a-order-1", contactEmail: "alice.tenant@example.com",
+		customerEmail: "alice.customer@example.com", customerExternalID: "a-cus-1"}
+	a.qrPayin = str(pinCreate(t, p, idr, pinWith(pinBody("IDR", "id_bank_qris_idr", 100000), map[string]any{"external_id": a.payinExternalID})), "uuid")
+	a.redirectPayin = str(pinCreate(t, p, apps["PHP"], pinBody("PHP", "ph_ewallet_gcash_php", 500)), "uuid")
+	a.receivedPayin = pinReceived(t, p, idr, nil, "")
+	a.otpPayin = str(pinCreate(t, p, apps["GHS"], pinBody("GHS", "gh_mobile_money_ghs", 50)), "uuid")
+
+	a.contactUUID = str(p.newContact(aud, a.contactEmail, nil), "uuid")
+	want(t, p.submitKYC(aud, kycFields(a.contactEmail, "N7654321"), kycFiles(t)), 200)
+	want(t, p.post("/v2/contacts/resend_verification", aud, map[string]any{"email": a.contactEmail}), 200)
+	cus := customerFields(a.customerExternalID)
+	cus["email"] = a.customerEmail
+	a.customerID = str(p.newCustomer(aud, cus), "uuid")
+
+	a.depositUUID = str(p.simulateDeposit(idr, idr.AccountNumber, 250000), "uuid")
+	p.runDue(idr)
+	recv := newHookReceiver(t, true)
+	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
+	want(t, r, 201)
+	a.pingID, a.pingUUID = str(r.JSON(t), "id"), str(r.JSON(t), "uuid")
+	waitUntil(t, "ping delivered", 10*time.Second, func() bool { return recv.count(a.pingID) == 1 })
+	a.historyCursor = deref(p.history(idr, "size=1").NextCursor)
+	if a.historyCursor == "" {
+		t.Fatal("A's IDR history has one page; the cursor case needs two")
+	}
+	for _, rec := range p.history(idr, "size=100").Records {
+		a.balanceIDs = append(a.balanceIDs, rec.ID)
+	}
+	waitQuiet(t, p)
+	return a
+}
+
+// waitQuiet waits until no job is due and no webhook event is waiting for
+// an attempt, so that what follows sees records the workers leave alone.
+func waitQuiet(t *testing.T, p *payd) {
+	t.Helper()
+	waitUntil(t, "workers idle", 10*time.Second, func() bool {
+		var busy int
+		now := time.Now().UnixMilli()
+		err := p.srv.DB.Read().QueryRowContext(context.Background(), `SELECT
+			(SELECT count(*) FROM jobs WHERE state = 'available' AND run_at <= $1) +
+			(SELECT count(*) FROM webhook_events WHERE status = 'pending' AND next_attempt_at <= $1)`, now).Scan(&busy)
+		if err != nil {
+			t.Fatalf("count pending work: %v", err)
+		}
+		return busy == 0
+	})
+}
+
+// tenantState is what A sees of its records: each read's status and body.
+func tenantState(t *testing.T, p *payd, a tenantRecords) map[string]string {
+	t.Helper()
+	reads := []struct {
+		currency, path string
+	}{
+		{"IDR", "/v2/payins/detail?uuid=" + a.qrPayin},
+		{"PHP", "/v2/payins/detail?uuid=" + a.redirectPayin},
+		{"IDR", "/v2/payins/detail?uuid=" + a.receivedPayin},
+		{"GHS", "/v2/payins/detail?uuid=" + a.otpPayin},
+		{"AUD", "/v2/contacts/detail?email=" + queryEscape(a.contactEmail)},
+		{"AUD", "/v2/contacts"},
+		{"AUD", "/v2/contacts/verification_messages"},
+		{"AUD", "/v2/customers/detail?id=" + a.customerID},
+		{"AUD", "/v2/customers"},
+		{"IDR", "/v2/balances"},
+		{"IDR", "/v2/webhooks/deliveries?uuid=" + a.pingUUID},
+	}
+	for _, c := range tenancyCurrencies {
+		reads = append(reads, struct{ currency, path string }{c, "/v2/payins/all"},
+			struct{ currency, path string }{c, "/v2/balances/history?size=100&currency=" + c})
+	}
+	out := map[string]string{}
+	for _, rd := range reads {
+		r := p.get(rd.path, a.apps[rd.currency])
+		want(t, r, 200)
+		out[rd.currency+" "+rd.path] = string(r.Body)
+	}
+	return out
+}
+
+// wantSameState fails for each read of A whose answer changed.
+func wantSameState(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(before)) {
+		if before[k] != after[k] {
+			t.Errorf("A's GET %s changed:\nbefore %s\nafter  %s", k, before[k], after[k])
+		}
+	}
+}
+
+// tenancyCase is a request of B that names A's records.
+type tenancyCase struct {
+	name         string
+	method, path string // path may carry a query
+	as           string // currency of B's app
+	body         map[string]any
+	form         map[string]string // multipart text parts (with kycFiles), instead of body
+	// status and code are the answer wanted, both for A's identifiers and for
+	// unknown ones: 404 NOT_FOUND for every lookup.
+	status int
+	code   string
+}
+
+// op is the case's operation as the OpenAPI document names it.
+func (c tenancyCase) op() string {
+	path, _, _ := strings.Cut(c.path, "?")
+	return c.method + " " + path
+}
+
+// writes reports whether the case is allowed to write: B creating or
+// changing its own records with values A also uses.
+func (c tenancyCase) writes() bool { return c.method != http.MethodGet && c.status < 300 }
+
+// send sends the case as b with each identifier swapped.
+func (c tenancyCase) send(t *testing.T, p *payd, b map[string]creds, swap *strings.Replacer) response {
+	t.Helper()
+	as := b[c.as]
+	r := req{method: c.method, path: swap.Replace(c.path), as: &as}
+	switch {
+	case c.form != nil:
+		fields := map[string]string{}
+		for k, v := range c.form {
+			fields[k] = swap.Replace(v)
+		}
+		body, contentType := kycForm(t, fields, kycFiles(t))
+		r.body, r.header = body, map[string]string{"Content-Type": contentType}
+	case c.body != nil:
+		raw, err := json.Marshal(c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.body = swap.Replace(string(raw))
+	}
+	return p.do(r)
+}
+
+// tenancyCases are B's requests with A's identifiers: every endpoint that
+// takes an id, uuid, email, account number or external id.
+func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
+	const nf = "NOT_FOUND"
+	return []tenancyCase{
+		{name: "payin detail (QR)", method: "GET", path: "/v2/payins/detail?uuid=" + a.qrPayin, as: "IDR", status: 404, code: nf},
+		{name: "payin detail (redirect)", method: "GET", path: "/v2/payins/detail?uuid=" + a.redirectPayin, as: "PHP", status: 404, code: nf},
+		{name: "payin detail (received)", method: "GET", path: "/v2/payins/detail?uuid=" + a.receivedPayin, as: "IDR", status: 404, code: nf},
+		{name: "payin detail (OTP)", method: "GET", path: "/v2/payins/detail?uuid=" + a.otpPayin, as: "GHS", status: 404, code: nf},
+		{name: "cancel (QR)", method: "POST", path: "/v2/payins/cancel", as: "IDR", body: map[string]any{"uuid": a.qrPayin}, status: 404, code: nf},
+		{name: "cancel (redirect)", method: "POST", path: "/v2/payins/cancel", as: "PHP", body: map[string]any{"uuid": a.redirectPayin}, status: 404, code: nf},
+		{name: "simulate completed (QR)", method: "POST", path: "/v2/payins/simulate", as: "IDR", body: map[string]any{"uuid": a.qrPayin, "status": "completed"}, status: 404, code: nf},
+		{name: "simulate failed (redirect)", method: "POST", path: "/v2/payins/simulate", as: "PHP", body: map[string]any{"uuid": a.redirectPayin, "status": "failed"}, status: 404, code: nf},
+		{name: "simulate (OTP)", method: "POST", path: "/v2/payins/simulate", as: "GHS", body: map[string]any{"uuid": a.otpPayin, "status": "completed"}, status: 404, code: nf},
+		{name: "refund in full", method: "POST", path: "/v2/payins/refund", as: "IDR", body: map[string]any{"uuid": a.receivedPayin, "description": "not mine to refund"}, status: 404, code: nf},
+		{name: "refund in part", method: "POST", path: "/v2/payins/refund", as: "IDR", body: map[string]any{"uuid": a.receivedPayin, "amount": "1000", "description": "not mine to refund"}, status: 404, code: nf},
+		{name: "bank/confirm_otp right code", method: "POST", path: "/v2/payins/bank/confirm_otp", as: "GHS", body: map[string]any{"uuid": a.otpPayin, "code": "123456"}, status: 404, code: nf},
+		{name: "bank/confirm_otp wrong code", method: "POST", path: "/v2/payins/bank/confirm_otp", as: "GHS", body: map[string]any{"uuid": a.otpPayin, "code": "000000"}, status: 404, code: nf},
+		{name: "confirm_otp", method: "POST", path: "/v2/payins/confirm_otp", as: "GHS", body: map[string]any{"uuid": a.otpPayin, "code": "123456"}, status: 404, code: nf},
+		{name: "simulate_deposit", method: "POST", path: "/v1/simulate_deposit", as: "IDR", body: map[string]any{"account_number": a.apps["IDR"].AccountNumber, "amount": 100}, status: 404, code: nf},
+		{name: "simulate_deposit into another currency's account", method: "POST", path: "/v1/simulate_deposit", as: "IDR", body: map[string]any{"account_number": a.apps["AUD"].AccountNumber, "amount": 100}, status: 404, code: nf},
+		{name: "contact detail", method: "GET", path: "/v2/contacts/detail?email=" + queryEscape(a.contactEmail), as: "AUD", status: 404, code: nf},
+		{name: "contact detail in upper case", method: "GET", path: "/v2/contacts/detail?email=" + queryEscape(strings.ToUpper(a.contactEmail)), as: "AUD", status: 404, code: nf},
+		{name: "contact update_info", method: "PUT", path: "/v2/contact/update_info", as: "AUD", body: map[string]any{"email": a.contactEmail, "city": "Perth"}, status: 404, code: nf},
+		{name: "resend_verification by email", method: "POST", path: "/v2/contacts/resend_verification", as: "AUD", body: map[string]any{"email": a.contactEmail}, status: 404, code: nf},
+		{name: "resend_verification by phone", method: "POST", path: "/v2/contacts/resend_verification", as: "AUD", body: map[string]any{"email": a.contactEmail, "resend_to": "phone"}, status: 404, code: nf},
+		{name: "submit_kyc", method: "POST", path: "/v2/contacts/submit_kyc", as: "AUD", form: kycFields(a.contactEmail, "N1111111"), status: 404, code: nf},
+		{name: "customer detail", method: "GET", path: "/v2/customers/detail?id=" + a.customerID, as: "AUD", status: 404, code: nf},
+		{name: "customer update", method: "PUT", path: "/v2/customers/update", as: "AUD", body: map[string]any{"id": a.customerID, "city": "Perth"}, status: 404, code: nf},
+		{name: "webhook resend", method: "POST", path: "/v2/webhooks/deliveries/resend", as: "IDR", body: map[string]any{"id": a.pingID}, status: 404, code: nf},
+
+		// Filters find nothing of A's.
+		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
+		{name: "deliveries of A's payin", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.receivedPayin, as: "IDR", status: 200},
+		{name: "verification messages of A's contact", method: "GET", path: "/v2/contacts/verification_messages?email=" + queryEscape(a.contactEmail), as: "AUD", status: 200},
+		{name: "customers by A's email", method: "GET", path: "/v2/customers?email=" + queryEscape(a.customerEmail), as: "AUD", status: 200},
+		{name: "customers by A's external_id", method: "GET", path: "/v2/customers?external_id=" + a.customerExternalID, as: "AUD", status: 200},
+		{name: "payins by A's external_id", method: "GET", path: "/v2/payins/all?external_id=" + a.payinExternalID, as: "IDR", status: 200},
+
+		// A's contact does not satisfy B's require_contact methods.
+		{name: "payin for A's contact (PayID)", method: "POST", path: "/v2/payins", as: "AUD",
+			body: pinWith(pinBody("AUD", "au_payid_npp_aud", 100), map[string]any{"email": a.contactEmail}), status: 422, code: "CONTACT_REQUIRED"},
+		{name: "payin for A's KYC-approved contact", method: "POST", path: "/v2/payins", as: "KRW",
+			body: pinWith(pinBody("KRW", "kr_bank_va_kyc_krw", 50000), map[string]any{"email": a.contactEmail}), status: 422, code: "CONTACT_REQUIRED"},
+
+		// B's own records may use what A uses: emails and external ids are per merchant.
+		{name: "contact with A's email", method: "POST", path: "/v2/contacts", as: "AUD", body: contactFields(a.contactEmail), status: 201},
+		{name: "customer with A's external_id", method: "POST", path: "/v2/customers", as: "AUD",
+			body: map[string]any{"first_name": "Bob", "last_name": "Other", "email": a.customerEmail, "external_id": a.customerExternalID}, status: 201},
+		{name: "B's customer takes A's customer's email", method: "PUT", path: "/v2/customers/update", as: "AUD",
+			body: map[string]any{"id": bCustomerID, "email": a.customerEmail}, status: 200},
+		{name: "payin with A's external_id", method: "POST", path: "/v2/payins", as: "IDR",
+			body: pinWith(pinBody("IDR", "id_bank_qris_idr", 100000), map[string]any{"external_id": a.payinExternalID}), status: 201},
+	}
+}
+
+// identifierName reports whether a parameter or member names a record.
+func identifierName(name string) bool {
+	switch name {
+	case "uuid", "id", "email", "account_number", "payid", "pay_id":
+		return true
+	}
+	return strings.HasSuffix(name, "_id")
+}
+
+// identifierOps reads the OpenAPI document's operations that take a record's
+// identifier in a query parameter or anywhere in the request body.
+func identifierOps(t *testing.T, p *payd) []string {
+	t.Helper()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters  []struct{ Name, In string } `json:"parameters"`
+			RequestBody *struct {
+				Content map[string]struct {
+					Schema map[string]any `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	r := p.do(req{method: "GET", path: "/openapi.json"})
+	want(t, r, 200)
+	r.Decode(t, &doc)
+	var names func(s map[string]any, seen map[string]bool) []string
+	names = func(s map[string]any, seen map[string]bool) []string {
+		var out []string
+		if ref, ok := s["$ref"].(string); ok {
+			name := strings.TrimPrefix(ref, "#/components/schemas/")
+			if seen[name] {
+				return nil
+			}
+			seen[name] = true
+			return names(doc.Components.Schemas[name], seen)
+		}
+		for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+			list, _ := s[key].([]any)
+			for _, sub := range list {
+				m, _ := sub.(map[string]any)
+				out = append(out, names(m, seen)...)
+			}
+		}
+		props, _ := s["properties"].(map[string]any)
+		for name, sub := range props {
+			out = append(out, name)
+			m, _ := sub.(map[string]any)
+			out = append(out, names(m, seen)...)
+		}
+		return out
+	}
+	var out []string
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			var all []string
+			for _, prm := range op.Parameters {
+				if prm.In == "query" {
+					all = append(all, prm.Name)
+				}
+			}
+			if op.RequestBody != nil {
+				for _, c := range op.RequestBody.Content {
+					all = append(all, names(c.Schema, map[string]bool{})...)
+				}
+			}
+			if slices.ContainsFunc(all, identifierName) {
+				out = append(out, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shapeAlike returns a random identifier of the same shape as s: each digit,
+// upper-case and lower-case letter replaced by another of its kind.
+func shapeAlike(s string) string {
+	for {
+		b := []byte(s)
+		for i, c := range b {
+			switch {
+			case c >= '0' && c <= '9':
+				b[i] = '0' + byte(rand.IntN(10))
+			case c >= 'A' && c <= 'Z':
+				b[i] = 'A' + byte(rand.IntN(26))
+			case c >= 'a' && c <= 'z':
+				b[i] = 'a' + byte(rand.IntN(26))
+			}
+		}
+		if string(b) != s {
+			return string(b)
+		}
+	}
+}
+
+// unknownSwap maps each of A's identifiers (and its upper case) to an
+// unknown one of the same shape.
+func unknownSwap(a tenantRecords) *strings.Replacer {
+	var pairs []string
+	for _, id := range a.identifiers() {
+		u := shapeAlike(id)
+		// Escaped forms first: the replacer tries its pairs in order.
+		pairs = append(pairs, queryEscape(id), queryEscape(u), queryEscape(strings.ToUpper(id)), queryEscape(strings.ToUpper(u)),
+			id, u, strings.ToUpper(id), strings.ToUpper(u))
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// comparableAnswer is an answer as compared between A's and unknown
+// identifiers: everything but the request id and the date.
+func comparableAnswer(r response, swap *strings.Replacer) string {
+	h := r.Header.Clone()
+	h.Del("X-Request-Id")
+	h.Del("Date")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\n", r.Status)
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(h[k], ", "))
+	}
+	b.WriteString(swap.Replace(string(r.Body)))
+	return b.String()
+}
+
+// wantAnswerLikeUnknown sends c as B with A's identifiers and with unknown
+// ones of the same shape (swap), and fails unless the first answer is the
+// case's and the two are the same but for the identifiers they echo.
+func wantAnswerLikeUnknown(t *testing.T, p *payd, b map[string]creds, c tenancyCase, swap *strings.Replacer) {
+	t.Helper()
+	none := strings.NewReplacer()
+	got := c.send(t, p, b, none)
+	want(t, got, c.status)
+	if c.status >= 400 {
+		wantError(t, got, c.status, c.code, "")
+	}
+	unknown := c.send(t, p, b, swap)
+	if g, u := comparableAnswer(got, swap), comparableAnswer(unknown, none); g != u {
+		t.Errorf("A's identifiers answer\n%s\nunknown ones\n%s", g, u)
+	}
+}
+
+// wantNothingOfA fails if an answer to B holds any of A's identifiers.
+func wantNothingOfA(t *testing.T, what string, r response, a tenantRecords) {
+	t.Helper()
+	body := strings.ToLower(string(r.Body))
+	for _, id := range a.identifiers() {
+		if strings.Contains(body, strings.ToLower(id)) {
+			t.Errorf("%s shows A's %s: %s", what, id, r.Body)
+		}
+	}
+}
+
+// TestTenancyEveryEndpoint: merchant B, with its own apps in the same
+// currencies, names each of merchant A's records on every endpoint that
+// takes an identifier. Each lookup answers 404 NOT_FOUND exactly as an
+// unknown identifier of the same shape does, nothing is written, and A
+// sees its records as before; B's lists show nothing of A's, and B may
+// reuse A's emails and external ids for its own records.
+func TestTenancyEveryEndpoint(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		a := makeTenantRecords(t, p, p.merchant(tenancyCurrencies...))
+		b := p.merchant(tenancyCurrencies...)
+		bCustomerID := str(p.newCustomer(b["AUD"], map[string]any{"first_name": "Bob", "last_name": "Own",
+			"email": "bob.customer@example.com", "external_id": "b-cus-1"}), "uuid")
+		cases := tenancyCases(a, bCustomerID)
+
+		t.Run("every identifier-taking endpoint has a case", func(t *testing.T) {
+			covered := map[string]bool{}
+			for _, c := range cases {
+				covered[c.op()] = true
+			}
+			documented := identifierOps(t, p)
+			for _, op := range documented {
+				if !covered[op] {
+					t.Errorf("%s takes an identifier but has no tenancy case", op)
+				}
+			}
+			for op := range covered {
+				if !slices.Contains(documented, op) {
+					t.Errorf("tenancy case for %s, which the document does not list as taking an identifier", op)
+				}
+			}
+		})
+
+		waitQuiet(t, p)
+		state := tenantState(t, p, a)
+		rows, err := countRows(context.Background(), p.srv.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		swap := unknownSwap(a)
+		for _, c := range cases {
+			if !c.writes() {
+				t.Run(c.name, func(t *testing.T) { wantAnswerLikeUnknown(t, p, b, c, swap) })
+			}
+		}
+		after, err := countRows(context.Background(), p.srv.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed := rows.changed(after); len(changed) > 0 {
+			t.Errorf("B's lookups of A's records wrote rows: %v", changed)
+		}
+		wantSameState(t, state, tenantState(t, p, a))
+
+		t.Run("B's lists show nothing of A's", func(t *testing.T) {
+			for _, cur := range tenancyCurrencies {
+				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
+					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
+					"/v2/contacts/verification_messages", "/v2/balances"} {
+					r := p.get(path, b[cur])
+					if r.Status != 200 {
+						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)
+					}
+					wantNothingOfA(t, cur+" GET "+path, r, a)
+				}
+				if h := p.history(b[cur], "currency="+cur); len(h.Records) != 0 {
+					t.Errorf("B's %s history = %+v, want none", cur, h.Records)
+				}
+				wantPinBalance(t, p, b[cur], pinMoney{})
+			}
+		})
+
+		for _, c := range cases {
+			if c.writes() {
+				t.Run(c.name, func(t *testing.T) { want(t, c.send(t, p, b, strings.NewReplacer()), c.status) })
+			}
+		}
+		waitQuiet(t, p)
+		wantSameState(t, state, tenantState(t, p, a))
+	})
+}
