@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"testing"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
