@@ -72,7 +72,7 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 		observe = func(string, time.Duration) {}
 	}
 	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, wake: make(chan struct{}, 1),
-		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 32, MaxPerEndpoint: 4,
+		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
 		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}}
 	d.client = &http.Client{
 		Transport: &http.Transport{
