@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"sync"
@@ -171,6 +172,10 @@ func (db *DB) commitBatch(batch []*batchItem) {
 		}
 		return
 	}
+	if len(batch) == 1 {
+		db.commitOne(sqlTx, batch[0])
+		return
+	}
 	var committed []*batchItem
 	for i, it := range batch {
 		if it.err = it.ctx.Err(); it.err != nil {
@@ -200,6 +205,22 @@ func (db *DB) commitBatch(batch []*batchItem) {
 		for _, it := range committed {
 			it.err = fmt.Errorf("commit: %w", err)
 		}
+	}
+}
+
+// commitOne is commitBatch for a batch of one, which needs no savepoint:
+// on failure the whole transaction is rolled back.
+func (db *DB) commitOne(sqlTx *sql.Tx, it *batchItem) {
+	if it.err = it.ctx.Err(); it.err == nil {
+		it.tx = &Tx{Tx: sqlTx, db: db}
+		it.err = runItem(it)
+	}
+	if it.err != nil {
+		_ = sqlTx.Rollback()
+		return
+	}
+	if err := sqlTx.Commit(); err != nil {
+		it.err = fmt.Errorf("commit: %w", err)
 	}
 }
 
