@@ -135,16 +135,8 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
 func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref ref
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return err
-	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	r, now, err := s.jobPayin(ctx, tx, j)
 	if err != nil || r.balanceID == nil {
-		return err
-	}
-	now, err := s.merchantNow(ctx, tx, r.merchantID)
-	if err != nil {
 		return err
 	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
@@ -166,22 +158,14 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err := tx.QueryRowContext(ctx, `SELECT reserve_days FROM accounts WHERE id = $1`, r.accountID).Scan(&days); err != nil {
 		return err
 	}
-	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
+	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
 }
 
 // releaseReserveJob returns a payin's rolling reserve to available once the
 // account's reserve period has passed.
 func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref ref
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return err
-	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	r, now, err := s.jobPayin(ctx, tx, j)
 	if err != nil || r.reserve == 0 || r.balanceID == nil {
-		return err
-	}
-	now, err := s.merchantNow(ctx, tx, r.merchantID)
-	if err != nil {
 		return err
 	}
 	_, err = ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.release_reserve",
@@ -192,18 +176,24 @@ func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job
 	return err
 }
 
-// expireJob expires a payin still pending at its expired_at.
-func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+// jobPayin reads the payin a job names, locked, and the time on its merchant's clock.
+func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
 	var ref ref
 	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return err
+		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
 	}
 	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
-	if err != nil || r.status != Pending {
-		return err
+	if err != nil {
+		return row{}, time.Time{}, err
 	}
 	now, err := s.merchantNow(ctx, tx, r.merchantID)
-	if err != nil {
+	return r, now, err
+}
+
+// expireJob expires a payin still pending at its expired_at.
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	r, now, err := s.jobPayin(ctx, tx, j)
+	if err != nil || r.status != Pending {
 		return err
 	}
 	return s.setStatus(ctx, tx, &r, Expired, now)
@@ -379,16 +369,8 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 // issuePayCodeJob gives jp_bank_jpy and au_payid_npp_aud payins their
 // payment details shortly after creation and tells the merchant by webhook.
 func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref ref
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return err
-	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	r, now, err := s.jobPayin(ctx, tx, j)
 	if err != nil || r.status != Pending {
-		return err
-	}
-	now, err := s.merchantNow(ctx, tx, r.merchantID)
-	if err != nil {
 		return err
 	}
 	r.payCode = s.laterPayCode(r, now)
