@@ -198,11 +198,10 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if status != Received {
 		return nil
 	}
-	var offset int64
-	if err := tx.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, c.MerchantID).Scan(&offset); err != nil {
+	now, err := merchant.Now(ctx, tx, s.clock, c.MerchantID)
+	if err != nil {
 		return fmt.Errorf("clear deposit %s: %w", c.UUID, err)
 	}
-	now := clock.Offset(s.clock, time.Duration(offset)*time.Millisecond).Now()
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{
 		MerchantID: c.MerchantID, Currency: cur, Kind: "deposit.clear", RecordID: balanceID, At: now,
 		Legs: []ledger.Leg{

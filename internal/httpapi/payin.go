@@ -125,6 +125,9 @@ func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {
 	a.writeJSON(w, r, http.StatusOK, newPageList(list, page, perPage, total))
 }
 
+// confirmOTP does not store its answer with the effect (no expect): a wrong
+// code commits its attempt count yet answers 400, so the answer to store is
+// the one written, which the idempotency middleware keeps.
 func (a *API) confirmOTP(w http.ResponseWriter, r *http.Request) {
 	var req payin.OTPRequest
 	if err := decode(r, &req); err != nil {

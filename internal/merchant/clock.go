@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/store"
 )
@@ -12,6 +13,12 @@ import (
 // Now is the time on merchantID's clock: the real clock plus the merchant's
 // sandbox offset (always zero in production).
 func (s *Service) Now(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
+	return Now(ctx, q, s.clock, merchantID)
+}
+
+// Now is the time on merchantID's clock read from base: the one way every
+// service and job tells a merchant's time (its sandbox test clock).
+func Now(ctx context.Context, q store.Querier, base clock.Clock, merchantID string) (time.Time, error) {
 	var offset int64
 	if err := q.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, merchantID).Scan(&offset); err != nil {
 		if isNoRows(err) {
@@ -19,7 +26,7 @@ func (s *Service) Now(ctx context.Context, q store.Querier, merchantID string) (
 		}
 		return time.Time{}, fmt.Errorf("merchant clock: %w", err)
 	}
-	return s.clock.Now().Add(time.Duration(offset) * time.Millisecond), nil
+	return base.Now().Add(time.Duration(offset) * time.Millisecond), nil
 }
 
 // MaxClockAdvance bounds one move of a test clock (ten years).

@@ -15,6 +15,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/job"
+	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -225,9 +226,5 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType strin
 
 // merchantNow is the time on a merchant's clock, for jobs.
 func (s *Service) merchantNow(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
-	var offset int64
-	if err := q.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, merchantID).Scan(&offset); err != nil {
-		return time.Time{}, fmt.Errorf("merchant clock: %w", err)
-	}
-	return s.clock.Now().Add(time.Duration(offset) * time.Millisecond), nil
+	return merchant.Now(ctx, q, s.clock, merchantID)
 }
