@@ -21,7 +21,7 @@ import (
 // Service manages contacts, KYC and customers.
 type Service struct {
 	db       *store.DB
-	clock    clock.Clock
+	clock    merchant.Clock
 	log      *slog.Logger
 	webhooks *webhook.Dispatcher
 	policy   webhook.Policy
@@ -35,7 +35,7 @@ type Service struct {
 }
 
 // NewService returns a Service.
-func NewService(db *store.DB, clk clock.Clock, log *slog.Logger, webhooks *webhook.Dispatcher, policy webhook.Policy, publicURL string) *Service {
+func NewService(db *store.DB, clk merchant.Clock, log *slog.Logger, webhooks *webhook.Dispatcher, policy webhook.Policy, publicURL string) *Service {
 	return &Service{db: db, clock: clk, log: log, webhooks: webhooks, policy: policy, PublicURL: publicURL,
 		LinkLifetime: 7 * 24 * time.Hour}
 }
@@ -202,11 +202,6 @@ func (c *Contact) validate(today time.Time) error {
 	return f.Err()
 }
 
-// now is the time on the caller's clock (its sandbox test clock).
-func (s *Service) now(p merchant.Principal) time.Time {
-	return clock.Offset(s.clock, p.ClockOffset).Now().Truncate(time.Millisecond)
-}
-
 func contactExists(email string) error {
 	return fault.New(fault.Conflict, CodeContactExists, "a contact with email %s already exists", email)
 }
@@ -217,38 +212,36 @@ func noContact(email string) error {
 
 // Create adds a contact. The email is unique within the merchant whatever
 // its case: a second contact with it is refused (409 CONTACT_EXISTS).
-func (s *Service) Create(ctx context.Context, p merchant.Principal, in NewContact) (Contact, error) {
-	now := s.now(p)
+func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, in NewContact) (Contact, error) {
+	now := s.clock.Of(p)
 	c := in.contact()
 	if err := c.validate(now); err != nil {
 		return Contact{}, err
 	}
 	c.CreatedAt, c.UpdatedAt = clock.Time{T: now}, clock.Time{T: now}
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Contact, error) {
-		_, err := contactByEmail(ctx, tx, p.MerchantID, c.Email, false)
-		if err == nil {
-			return Contact{}, contactExists(c.Email)
-		}
-		if !fault.Is(err, fault.CodeNotFound) {
-			return Contact{}, err
-		}
-		c.UUID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
-			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO contacts (uuid, merchant_id, email, email_key, first_name, last_name,
-				type, dob, reg_no, phone, gender, street, city, postal_code, state, country, kyc_status, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, '', $17, $17)
-				ON CONFLICT (uuid) DO NOTHING`,
-				uuid, p.MerchantID, c.Email, emailKey(c.Email), c.FirstName, c.LastName, string(c.Type), c.DOB, c.RegNo,
-				c.Phone, c.Gender, c.Street, c.City, c.PostalCode, c.State, c.Country, now.UnixMilli()))
-		})
-		if store.IsUniqueViolation(err) {
-			// A concurrent create of the same email committed first.
-			return Contact{}, contactExists(c.Email)
-		}
-		if err != nil {
-			return Contact{}, fmt.Errorf("create contact: %w", err)
-		}
-		return c, nil
+	_, err := contactByEmail(ctx, tx, p.MerchantID, c.Email, false)
+	if err == nil {
+		return Contact{}, contactExists(c.Email)
+	}
+	if !fault.Is(err, fault.CodeNotFound) {
+		return Contact{}, err
+	}
+	c.UUID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO contacts (uuid, merchant_id, email, email_key, first_name, last_name,
+			type, dob, reg_no, phone, gender, street, city, postal_code, state, country, kyc_status, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, '', $17, $17)
+			ON CONFLICT (uuid) DO NOTHING`,
+			uuid, p.MerchantID, c.Email, emailKey(c.Email), c.FirstName, c.LastName, string(c.Type), c.DOB, c.RegNo,
+			c.Phone, c.Gender, c.Street, c.City, c.PostalCode, c.State, c.Country, now.UnixMilli()))
 	})
+	if store.IsUniqueViolation(err) {
+		// A concurrent create of the same email committed first.
+		return Contact{}, contactExists(c.Email)
+	}
+	if err != nil {
+		return Contact{}, fmt.Errorf("create contact: %w", err)
+	}
+	return c, nil
 }
 
 // Detail returns the merchant's contact with email (case-insensitive).
@@ -269,33 +262,31 @@ func emailParam(email string) error {
 // UpdateInfo changes the members of a contact that ch carries (PUT
 // /v2/contact/update_info, deprecated). A blank email is the contract's exact
 // 422; an email no contact of the merchant has is 404.
-func (s *Service) UpdateInfo(ctx context.Context, p merchant.Principal, ch ContactChanges) (Contact, error) {
+func (s *Service) UpdateInfo(ctx context.Context, tx *store.Tx, p merchant.Principal, ch ContactChanges) (Contact, error) {
 	if emailKey(ch.Email) == "" {
 		return Contact{}, errBlankEmail
 	}
 	if err := emailParam(ch.Email); err != nil {
 		return Contact{}, err
 	}
-	now := s.now(p)
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Contact, error) {
-		c, err := contactByEmail(ctx, tx, p.MerchantID, ch.Email, true)
-		if err != nil {
-			return Contact{}, err
-		}
-		ch.apply(&c)
-		if err := c.validate(now); err != nil {
-			return Contact{}, err
-		}
-		c.UpdatedAt = clock.Time{T: now}
-		if _, err := tx.ExecContext(ctx, `UPDATE contacts SET first_name = $1, last_name = $2, type = $3, dob = $4, reg_no = $5,
-			phone = $6, gender = $7, street = $8, city = $9, postal_code = $10, state = $11, country = $12, updated_at = $13
-			WHERE id = $14 AND merchant_id = $15`,
-			c.FirstName, c.LastName, string(c.Type), c.DOB, c.RegNo, c.Phone, c.Gender, c.Street, c.City, c.PostalCode,
-			c.State, c.Country, now.UnixMilli(), c.id, p.MerchantID); err != nil {
-			return Contact{}, fmt.Errorf("update contact %s: %w", c.UUID, err)
-		}
-		return c, nil
-	})
+	now := s.clock.Of(p)
+	c, err := contactByEmail(ctx, tx, p.MerchantID, ch.Email, true)
+	if err != nil {
+		return Contact{}, err
+	}
+	ch.apply(&c)
+	if err := c.validate(now); err != nil {
+		return Contact{}, err
+	}
+	c.UpdatedAt = clock.Time{T: now}
+	if _, err := tx.ExecContext(ctx, `UPDATE contacts SET first_name = $1, last_name = $2, type = $3, dob = $4, reg_no = $5,
+		phone = $6, gender = $7, street = $8, city = $9, postal_code = $10, state = $11, country = $12, updated_at = $13
+		WHERE id = $14 AND merchant_id = $15`,
+		c.FirstName, c.LastName, string(c.Type), c.DOB, c.RegNo, c.Phone, c.Gender, c.Street, c.City, c.PostalCode,
+		c.State, c.Country, now.UnixMilli(), c.id, p.MerchantID); err != nil {
+		return Contact{}, fmt.Errorf("update contact %s: %w", c.UUID, err)
+	}
+	return c, nil
 }
 
 // ListQuery selects a page of a list (CONTRACT §3 page lists).

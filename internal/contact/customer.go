@@ -138,36 +138,34 @@ func customerExists(externalID string) error {
 }
 
 // CreateCustomer adds a customer.
-func (s *Service) CreateCustomer(ctx context.Context, p merchant.Principal, in NewCustomer) (Customer, error) {
+func (s *Service) CreateCustomer(ctx context.Context, tx *store.Tx, p merchant.Principal, in NewCustomer) (Customer, error) {
 	c := in.customer()
 	if err := c.validate(); err != nil {
 		return Customer{}, err
 	}
-	now := s.now(p)
+	now := s.clock.Of(p)
 	c.CreatedAt, c.UpdatedAt = clock.Time{T: now}, clock.Time{T: now}
 	meta, err := json.Marshal(c.Metadata)
 	if err != nil {
 		return Customer{}, fmt.Errorf("customer metadata: %w", err)
 	}
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Customer, error) {
-		if err := s.externalIDFree(ctx, tx, p.MerchantID, c.ExternalID, 0); err != nil {
-			return Customer{}, err
-		}
-		c.UUID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
-			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO customers (uuid, merchant_id, first_name, last_name, email, email_key,
-				phone, external_id, street, city, postal_code, state, country, metadata, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) ON CONFLICT (uuid) DO NOTHING`,
-				uuid, p.MerchantID, c.FirstName, c.LastName, c.Email, emailKey(c.Email), c.Phone, c.ExternalID, c.Street, c.City,
-				c.PostalCode, c.State, c.Country, string(meta), now.UnixMilli()))
-		})
-		if store.IsUniqueViolation(err) {
-			return Customer{}, customerExists(c.ExternalID)
-		}
-		if err != nil {
-			return Customer{}, fmt.Errorf("create customer: %w", err)
-		}
-		return c, nil
+	if err := s.externalIDFree(ctx, tx, p.MerchantID, c.ExternalID, 0); err != nil {
+		return Customer{}, err
+	}
+	c.UUID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO customers (uuid, merchant_id, first_name, last_name, email, email_key,
+			phone, external_id, street, city, postal_code, state, country, metadata, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) ON CONFLICT (uuid) DO NOTHING`,
+			uuid, p.MerchantID, c.FirstName, c.LastName, c.Email, emailKey(c.Email), c.Phone, c.ExternalID, c.Street, c.City,
+			c.PostalCode, c.State, c.Country, string(meta), now.UnixMilli()))
 	})
+	if store.IsUniqueViolation(err) {
+		return Customer{}, customerExists(c.ExternalID)
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("create customer: %w", err)
+	}
+	return c, nil
 }
 
 // externalIDFree refuses an external_id another customer (not exceptID) of
@@ -202,41 +200,39 @@ func idParam(id string) error {
 }
 
 // UpdateCustomer changes the members of a customer that ch carries.
-func (s *Service) UpdateCustomer(ctx context.Context, p merchant.Principal, ch CustomerChanges) (Customer, error) {
+func (s *Service) UpdateCustomer(ctx context.Context, tx *store.Tx, p merchant.Principal, ch CustomerChanges) (Customer, error) {
 	if err := idParam(ch.ID); err != nil {
 		return Customer{}, err
 	}
-	now := s.now(p)
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Customer, error) {
-		c, err := customerByUUID(ctx, tx, p.MerchantID, strings.TrimSpace(ch.ID), true)
-		if err != nil {
-			return Customer{}, err
-		}
-		ch.apply(&c)
-		if err := c.validate(); err != nil {
-			return Customer{}, err
-		}
-		if err := s.externalIDFree(ctx, tx, p.MerchantID, c.ExternalID, c.id); err != nil {
-			return Customer{}, err
-		}
-		meta, err := json.Marshal(c.Metadata)
-		if err != nil {
-			return Customer{}, fmt.Errorf("customer metadata: %w", err)
-		}
-		c.UpdatedAt = clock.Time{T: now}
-		_, err = tx.ExecContext(ctx, `UPDATE customers SET first_name = $1, last_name = $2, email = $3, email_key = $4, phone = $5,
-			external_id = $6, street = $7, city = $8, postal_code = $9, state = $10, country = $11, metadata = $12, updated_at = $13
-			WHERE id = $14 AND merchant_id = $15`,
-			c.FirstName, c.LastName, c.Email, emailKey(c.Email), c.Phone, c.ExternalID, c.Street, c.City, c.PostalCode, c.State,
-			c.Country, string(meta), now.UnixMilli(), c.id, p.MerchantID)
-		if store.IsUniqueViolation(err) {
-			return Customer{}, customerExists(c.ExternalID)
-		}
-		if err != nil {
-			return Customer{}, fmt.Errorf("update customer %s: %w", c.UUID, err)
-		}
-		return c, nil
-	})
+	now := s.clock.Of(p)
+	c, err := customerByUUID(ctx, tx, p.MerchantID, strings.TrimSpace(ch.ID), true)
+	if err != nil {
+		return Customer{}, err
+	}
+	ch.apply(&c)
+	if err := c.validate(); err != nil {
+		return Customer{}, err
+	}
+	if err := s.externalIDFree(ctx, tx, p.MerchantID, c.ExternalID, c.id); err != nil {
+		return Customer{}, err
+	}
+	meta, err := json.Marshal(c.Metadata)
+	if err != nil {
+		return Customer{}, fmt.Errorf("customer metadata: %w", err)
+	}
+	c.UpdatedAt = clock.Time{T: now}
+	_, err = tx.ExecContext(ctx, `UPDATE customers SET first_name = $1, last_name = $2, email = $3, email_key = $4, phone = $5,
+		external_id = $6, street = $7, city = $8, postal_code = $9, state = $10, country = $11, metadata = $12, updated_at = $13
+		WHERE id = $14 AND merchant_id = $15`,
+		c.FirstName, c.LastName, c.Email, emailKey(c.Email), c.Phone, c.ExternalID, c.Street, c.City, c.PostalCode, c.State,
+		c.Country, string(meta), now.UnixMilli(), c.id, p.MerchantID)
+	if store.IsUniqueViolation(err) {
+		return Customer{}, customerExists(c.ExternalID)
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("update customer %s: %w", c.UUID, err)
+	}
+	return c, nil
 }
 
 // ListCustomers returns a page of the merchant's customers, newest first,

@@ -158,39 +158,30 @@ func (k *KYCSubmission) documents(f fault.Fields) []document {
 }
 
 // SubmitKYC records a contact's KYC documents and puts its KYC status to
-// pending, then has the submission reviewed, which sets it to approved or
-// failed. Each change is sent to the submission's webhook_notification
+// pending; it returns the submission's id, for Review. Each change is sent to the submission's webhook_notification
 // (kyc.pending, kyc.approved, kyc.failed) with the contact as its body,
 // emitted in the transaction that makes the change.
 //
 // A contact whose KYC is approved cannot submit again (409 INVALID_STATE);
 // one that failed (or is pending) may.
-func (s *Service) SubmitKYC(ctx context.Context, p merchant.Principal, k KYCSubmission) error {
-	now := s.now(p)
+func (s *Service) SubmitKYC(ctx context.Context, tx *store.Tx, p merchant.Principal, k KYCSubmission) (int64, error) {
+	now := s.clock.Of(p)
 	target, docs, err := k.validate(now, s.policy)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	submissionID, err := store.Do(ctx, s.db, func(tx *store.Tx) (int64, error) {
-		c, err := contactByEmail(ctx, tx, p.MerchantID, k.Email, true)
-		if err != nil {
-			return 0, err
-		}
-		if c.KYCStatus == KYCApproved {
-			return 0, fault.State("the KYC of contact %s is already approved", c.Email)
-		}
-		id, err := insertSubmission(ctx, tx, p.MerchantID, c.id, k, target, docs, now)
-		if err != nil {
-			return 0, err
-		}
-		return id, s.setKYC(ctx, tx, p.MerchantID, &c, KYCPending, target, now)
-	})
+	c, err := contactByEmail(ctx, tx, p.MerchantID, k.Email, true)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	// The review is the sandbox's simulated one, decided at once in a second
-	// transaction, so that pending is a committed, notified state before it.
-	return s.review(store.WithoutClaim(ctx), p, submissionID)
+	if c.KYCStatus == KYCApproved {
+		return 0, fault.State("the KYC of contact %s is already approved", c.Email)
+	}
+	id, err := insertSubmission(ctx, tx, p.MerchantID, c.id, k, target, docs, now)
+	if err != nil {
+		return 0, err
+	}
+	return id, s.setKYC(ctx, tx, p.MerchantID, &c, KYCPending, target, now)
 }
 
 func insertSubmission(ctx context.Context, tx *store.Tx, merchantID string, contactID int64, k KYCSubmission,
@@ -234,41 +225,41 @@ func sandboxVerdict(documentNumber string) KYCStatus {
 	return KYCApproved
 }
 
-// review decides a pending submission. Only the contact's latest submission
+// Review decides a pending submission: the sandbox's simulated review, run
+// at once in a second transaction after SubmitKYC's, so that pending is a
+// committed, notified state before it. Only the contact's latest submission
 // moves its status, so an older review finishing late changes nothing.
-func (s *Service) review(ctx context.Context, p merchant.Principal, submissionID int64) error {
-	return s.db.Exec(ctx, func(tx *store.Tx) error {
-		var email string
-		if err := tx.QueryRowContext(ctx, `SELECT c.email FROM kyc_submissions k JOIN contacts c ON c.id = k.contact_id
-			WHERE k.id = $1 AND k.merchant_id = $2`, submissionID, p.MerchantID).Scan(&email); err != nil {
-			return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
-		}
-		// Lock the contact first: submissions of one contact are decided one at a time.
-		c, err := contactByEmail(ctx, tx, p.MerchantID, email, true)
-		if err != nil {
-			return err
-		}
-		var (
-			number, status, endpoint, auth string
-			latest                         int64
-		)
-		if err := tx.QueryRowContext(ctx, `SELECT document_number, status, endpoint_url, authorization_header,
-			(SELECT max(id) FROM kyc_submissions WHERE contact_id = $2)
-			FROM kyc_submissions WHERE id = $1`, submissionID, c.id).Scan(&number, &status, &endpoint, &auth, &latest); err != nil {
-			return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
-		}
-		if KYCStatus(status) != KYCPending {
-			return nil
-		}
-		now := s.now(p)
-		verdict := sandboxVerdict(number)
-		if _, err := tx.ExecContext(ctx, `UPDATE kyc_submissions SET status = $1, decided_at = $2 WHERE id = $3`,
-			string(verdict), now.UnixMilli(), submissionID); err != nil {
-			return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
-		}
-		if latest != submissionID {
-			return nil
-		}
-		return s.setKYC(ctx, tx, p.MerchantID, &c, verdict, webhook.Target{EndpointURL: endpoint, AuthorizationHeader: auth}, now)
-	})
+func (s *Service) Review(ctx context.Context, tx *store.Tx, p merchant.Principal, submissionID int64) error {
+	var email string
+	if err := tx.QueryRowContext(ctx, `SELECT c.email FROM kyc_submissions k JOIN contacts c ON c.id = k.contact_id
+		WHERE k.id = $1 AND k.merchant_id = $2`, submissionID, p.MerchantID).Scan(&email); err != nil {
+		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
+	}
+	// Lock the contact first: submissions of one contact are decided one at a time.
+	c, err := contactByEmail(ctx, tx, p.MerchantID, email, true)
+	if err != nil {
+		return err
+	}
+	var (
+		number, status, endpoint, auth string
+		latest                         int64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT document_number, status, endpoint_url, authorization_header,
+		(SELECT max(id) FROM kyc_submissions WHERE contact_id = $2)
+		FROM kyc_submissions WHERE id = $1`, submissionID, c.id).Scan(&number, &status, &endpoint, &auth, &latest); err != nil {
+		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
+	}
+	if KYCStatus(status) != KYCPending {
+		return nil
+	}
+	now := s.clock.Of(p)
+	verdict := sandboxVerdict(number)
+	if _, err := tx.ExecContext(ctx, `UPDATE kyc_submissions SET status = $1, decided_at = $2 WHERE id = $3`,
+		string(verdict), now.UnixMilli(), submissionID); err != nil {
+		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
+	}
+	if latest != submissionID {
+		return nil
+	}
+	return s.setKYC(ctx, tx, p.MerchantID, &c, verdict, webhook.Target{EndpointURL: endpoint, AuthorizationHeader: auth}, now)
 }

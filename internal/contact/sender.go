@@ -23,6 +23,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/job"
+	"payd/internal/merchant"
 	"payd/internal/store"
 )
 
@@ -110,7 +111,7 @@ type outbox struct {
 	timeout time.Duration
 	retries []time.Duration
 	db      *store.DB
-	clock   clock.Clock
+	clock   merchant.Clock
 	log     *slog.Logger
 
 	mu      sync.Mutex
@@ -175,7 +176,7 @@ func (o *outbox) route(channel string) (status DeliveryStatus, why string, send 
 func (o *outbox) schedule(ctx context.Context, tx *store.Tx, m Message, attempt int) error {
 	if attempt <= len(o.retries) {
 		next := sendJob{Message: m.ID, Attempt: attempt + 1}
-		runAt := o.clock.Now().Add(2*o.timeout + o.retries[attempt-1])
+		runAt := o.clock.System().Add(2*o.timeout + o.retries[attempt-1])
 		if err := o.queue.Enqueue(ctx, tx, jobSendMessage, next, job.Options{RunAt: runAt}); err != nil {
 			return err
 		}
@@ -238,7 +239,7 @@ const maxErrorLen = 1000
 // (unless an earlier attempt sent it). sent_at is on the merchant's clock,
 // like created_at.
 func (o *outbox) record(ctx context.Context, id string, sendErr error) error {
-	now := o.clock.Now().UnixMilli()
+	now := o.clock.System().UnixMilli()
 	return o.db.Exec(ctx, func(tx *store.Tx) error {
 		if sendErr == nil {
 			_, err := tx.ExecContext(ctx, `UPDATE verification_messages SET status = $1, error = NULL,
@@ -258,7 +259,8 @@ func (o *outbox) record(ctx context.Context, id string, sendErr error) error {
 
 // SMTPSender sends email through a mail server, with net/smtp.
 type SMTPSender struct {
-	addr        string // host:port
+	clock       clock.Clock // dates the messages
+	addr        string      // host:port
 	host        string
 	implicitTLS bool
 	user        *url.Userinfo
@@ -282,7 +284,7 @@ func NewSMTPSender(rawURL, from string) (*SMTPSender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SMTP URL: %w", err)
 	}
-	s := &SMTPSender{host: u.Hostname(), user: u.User}
+	s := &SMTPSender{clock: clock.Real{}, host: u.Hostname(), user: u.User}
 	port := u.Port()
 	switch u.Scheme {
 	case "smtp":
@@ -312,7 +314,7 @@ func (s *SMTPSender) Send(ctx context.Context, m Message) error {
 	if m.Channel != ChannelEmail {
 		return fmt.Errorf("an SMTP sender cannot send %s", m.Channel)
 	}
-	to, msg, err := s.compose(m, time.Now())
+	to, msg, err := s.compose(m, s.clock.Now())
 	if err != nil {
 		return err
 	}

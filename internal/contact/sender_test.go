@@ -369,7 +369,7 @@ func newDeliveryFixture(t *testing.T, db *store.DB, d Delivery) *deliveryFixture
 	s.Deliver(d)
 	t.Cleanup(s.Close)
 	f := &deliveryFixture{s: s, q: q, db: db, clk: clk, m: newMerchant(), email: "jane@example.com"}
-	if _, err := s.Create(context.Background(), f.m, NewContact{Email: f.email, FirstName: "Jane", LastName: "Doe", Phone: "+61 412 345 678"}); err != nil {
+	if _, err := storetest.Write(context.Background(), db, s.Create, f.m, NewContact{Email: f.email, FirstName: "Jane", LastName: "Doe", Phone: "+61 412 345 678"}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -378,7 +378,7 @@ func newDeliveryFixture(t *testing.T, db *store.DB, d Delivery) *deliveryFixture
 // resend sends Jane a link and waits until its first attempt has ended.
 func (f *deliveryFixture) resend(t *testing.T, to string) Message {
 	t.Helper()
-	m, err := f.s.ResendVerification(context.Background(), f.m, ResendRequest{Email: f.email, ResendTo: to})
+	m, err := storetest.Write(context.Background(), f.db, f.s.ResendVerification, f.m, ResendRequest{Email: f.email, ResendTo: to})
 	if err != nil {
 		t.Fatalf("resend: %v", err)
 	}
@@ -609,7 +609,7 @@ func TestDeliveryWarnsWithoutEmailSender(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs syncBuffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
-			s := NewService(db, clock.Real{}, log, nil, webhook.Policy{}, "https://pay.example.com")
+			s := NewService(db, merchant.NewClock(clock.Real{}), log, nil, webhook.Policy{}, "https://pay.example.com")
 			s.Deliver(Delivery{Sandbox: tt.sandbox, Email: tt.email, Queue: job.New(db, clock.Real{}, log, nil)})
 			if got := strings.Contains(logs.String(), "no email sender configured"); got != tt.wantWarn {
 				t.Errorf("warned %v, want %v: %s", got, tt.wantWarn, logs.String())

@@ -21,7 +21,7 @@ func newTestService(t *testing.T, db *store.DB, clk clock.Clock) (*Service, func
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	policy := webhook.Policy{AllowPrivate: true}
-	s := NewService(db, clk, log, webhook.NewDispatcher(db, clk, log, policy, nil), policy, "https://pay.example.com/")
+	s := NewService(db, merchant.NewClock(clk), log, webhook.NewDispatcher(db, clk, log, policy, nil), policy, "https://pay.example.com/")
 	merchants := merchant.NewService(db, clk)
 	newMerchant := func() merchant.Principal {
 		c, err := merchants.Create(context.Background(), merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
@@ -51,7 +51,7 @@ func TestStanding(t *testing.T) {
 		if got := standing(m, "jane@example.com"); got != (Standing{}) {
 			t.Errorf("before create: %+v", got)
 		}
-		if _, err := s.Create(ctx, m, NewContact{Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
+		if _, err := storetest.Write(ctx, db, s.Create, m, NewContact{Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := standing(m, " jane@EXAMPLE.com"); got != (Standing{Exists: true, KYC: KYCNone}) {
@@ -62,14 +62,18 @@ func TestStanding(t *testing.T) {
 		}
 		k := validSubmission(t)
 		k.Email, k.WebhookNotification, k.IssueDate, k.ExpiryDate = "JANE@example.com", "", "2020-01-01", "2099-01-01"
-		if err := s.SubmitKYC(ctx, m, k); err != nil {
+		id, err := storetest.Write(ctx, db, s.SubmitKYC, m, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(ctx, func(tx *store.Tx) error { return s.Review(ctx, tx, m, id) }); err != nil {
 			t.Fatal(err)
 		}
 		if got := standing(m, "jane@example.com"); got != (Standing{Exists: true, KYC: KYCApproved}) {
 			t.Errorf("after KYC: %+v", got)
 		}
 		// Standing works inside the caller's transaction too.
-		err := db.Exec(ctx, func(tx *store.Tx) error {
+		err = db.Exec(ctx, func(tx *store.Tx) error {
 			st, err := s.Standing(ctx, tx, m.MerchantID, "jane@example.com")
 			if err == nil && !st.Exists {
 				t.Errorf("in a transaction: %+v", st)
@@ -101,7 +105,7 @@ func TestCreateRace(t *testing.T) {
 				if i%2 == 1 {
 					email = strings.ToUpper(email)
 				}
-				_, err := s.Create(ctx, m, NewContact{Email: email, FirstName: "Race", LastName: "Condition"})
+				_, err := storetest.Write(ctx, db, s.Create, m, NewContact{Email: email, FirstName: "Race", LastName: "Condition"})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -128,14 +132,14 @@ func TestVerificationLinkRaces(t *testing.T) {
 		ctx := context.Background()
 		s, newMerchant := newTestService(t, db, clock.Real{})
 		m := newMerchant()
-		if _, err := s.Create(ctx, m, NewContact{Email: "jane@example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
+		if _, err := storetest.Write(ctx, db, s.Create, m, NewContact{Email: "jane@example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 8
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				if _, err := s.ResendVerification(ctx, m, ResendRequest{Email: "jane@example.com"}); err != nil {
+				if _, err := storetest.Write(ctx, db, s.ResendVerification, m, ResendRequest{Email: "jane@example.com"}); err != nil {
 					t.Errorf("resend: %v", err)
 				}
 			})
@@ -202,10 +206,10 @@ func TestVerificationLinkExpires(t *testing.T) {
 		clk := clock.NewManual(time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC))
 		s, newMerchant := newTestService(t, db, clk)
 		m := newMerchant()
-		if _, err := s.Create(ctx, m, NewContact{Email: "jane@example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
+		if _, err := storetest.Write(ctx, db, s.Create, m, NewContact{Email: "jane@example.com", FirstName: "Jane", LastName: "Doe"}); err != nil {
 			t.Fatal(err)
 		}
-		msg, err := s.ResendVerification(ctx, m, ResendRequest{Email: "jane@example.com"})
+		msg, err := storetest.Write(ctx, db, s.ResendVerification, m, ResendRequest{Email: "jane@example.com"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,47 +61,45 @@ type Message struct {
 // Every earlier link of the contact stops working. The message is written to
 // the outbox, which ListMessages reads, in the transaction that issues the
 // link; it is delivered once that commits (see outbox).
-func (s *Service) ResendVerification(ctx context.Context, p merchant.Principal, r ResendRequest) (Message, error) {
+func (s *Service) ResendVerification(ctx context.Context, tx *store.Tx, p merchant.Principal, r ResendRequest) (Message, error) {
 	f := fault.Fields{}
 	text(f, "email", &r.Email, maxEmailLen, true)
 	oneOf(f, "resend_to", &r.ResendTo, false, ResendToEmail, ResendToPhone)
 	if err := f.Err(); err != nil {
 		return Message{}, err
 	}
-	now := s.now(p)
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Message, error) {
-		c, err := contactByEmail(ctx, tx, p.MerchantID, r.Email, true)
-		if err != nil {
-			return Message{}, err
+	now := s.clock.Of(p)
+	c, err := contactByEmail(ctx, tx, p.MerchantID, r.Email, true)
+	if err != nil {
+		return Message{}, err
+	}
+	if c.VerifiedAt != nil {
+		return Message{}, fault.State("contact %s has already verified their identity", c.Email)
+	}
+	m := Message{Email: c.Email, Channel: ChannelEmail, To: c.Email, CreatedAt: clock.Time{T: now}}
+	if r.ResendTo == ResendToPhone {
+		if c.Phone == "" {
+			return Message{}, fault.Field("resend_to", "cannot be phone: the contact has no phone number (add one with PUT /v2/contact/update_info)")
 		}
-		if c.VerifiedAt != nil {
-			return Message{}, fault.State("contact %s has already verified their identity", c.Email)
-		}
-		m := Message{Email: c.Email, Channel: ChannelEmail, To: c.Email, CreatedAt: clock.Time{T: now}}
-		if r.ResendTo == ResendToPhone {
-			if c.Phone == "" {
-				return Message{}, fault.Field("resend_to", "cannot be phone: the contact has no phone number (add one with PUT /v2/contact/update_info)")
-			}
-			m.Channel, m.To = ChannelSMS, c.Phone
-		}
-		expires := now.Add(s.LinkLifetime)
-		token, err := s.newLink(ctx, tx, p.MerchantID, c.id, now, expires)
-		if err != nil {
-			return Message{}, err
-		}
-		var merchantName string
-		if err := tx.QueryRowContext(ctx, `SELECT name FROM merchants WHERE id = $1`, p.MerchantID).Scan(&merchantName); err != nil {
-			return Message{}, fmt.Errorf("resend verification: %w", err)
-		}
-		m.Body = messageBody(m.Channel, c.FirstName, merchantName, s.link(token), expires)
-		if m.Channel == ChannelEmail {
-			m.Subject = verifySubject
-		}
-		if err := s.writeMessage(ctx, tx, p.MerchantID, c.id, &m); err != nil {
-			return Message{}, err
-		}
-		return m, nil
-	})
+		m.Channel, m.To = ChannelSMS, c.Phone
+	}
+	expires := now.Add(s.LinkLifetime)
+	token, err := s.newLink(ctx, tx, p.MerchantID, c.id, now, expires)
+	if err != nil {
+		return Message{}, err
+	}
+	var merchantName string
+	if err := tx.QueryRowContext(ctx, `SELECT name FROM merchants WHERE id = $1`, p.MerchantID).Scan(&merchantName); err != nil {
+		return Message{}, fmt.Errorf("resend verification: %w", err)
+	}
+	m.Body = messageBody(m.Channel, c.FirstName, merchantName, s.link(token), expires)
+	if m.Channel == ChannelEmail {
+		m.Subject = verifySubject
+	}
+	if err := s.writeMessage(ctx, tx, p.MerchantID, c.id, &m); err != nil {
+		return Message{}, err
+	}
+	return m, nil
 }
 
 // writeMessage adds m to the outbox with the delivery status its channel's
@@ -260,7 +258,7 @@ func (s *Service) findLink(ctx context.Context, q store.Querier, token string) (
 	if err != nil {
 		return liveLink{}, fmt.Errorf("verification link: %w", err)
 	}
-	l.now = clock.Offset(s.clock, time.Duration(offset)*time.Millisecond).Now().Truncate(time.Millisecond)
+	l.now = s.clock.At(time.Duration(offset) * time.Millisecond)
 	if l.now.UnixMilli() >= expires {
 		return liveLink{}, errNoLink
 	}

@@ -37,13 +37,13 @@ const (
 type Service struct {
 	db    *store.DB
 	queue *job.Queue
-	clock clock.Clock
+	clock merchant.Clock
 	// ClearAfter is how long a deposit waits in incoming before it clears.
 	ClearAfter time.Duration
 }
 
 // NewService returns a Service and registers its job with queue.
-func NewService(db *store.DB, queue *job.Queue, clk clock.Clock) *Service {
+func NewService(db *store.DB, queue *job.Queue, clk merchant.Clock) *Service {
 	s := &Service{db: db, queue: queue, clock: clk}
 	queue.Handle(JobClear, s.clear)
 	return s
@@ -128,49 +128,46 @@ func (s *Service) validate(ctx context.Context, q store.Querier, p merchant.Prin
 }
 
 // Simulate credits a simulated inbound transfer: incoming now, available once cleared.
-func (s *Service) Simulate(ctx context.Context, p merchant.Principal, r Request) (Deposit, error) {
-	ctx = store.WithLane(ctx, "merchant:"+p.MerchantID) // deposits contend on the account's balance rows
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Deposit, error) {
-		v, err := s.validate(ctx, tx, p, &r)
-		if err != nil {
-			return Deposit{}, err
-		}
-		now := clock.Offset(s.clock, p.ClockOffset).Now()
-		uuid := store.RandomID(store.UUIDLen)
-		rec := ledger.Record{
-			MerchantID: p.MerchantID, AccountID: v.account.ID, Currency: v.currency.Code,
-			RequestType: ledger.MoneyIn, TransactionType: ledger.TopUp, Status: ledger.Waiting,
-			Amount: v.amount, Total: v.amount, ReferenceID: uuid, CreatedAt: now,
-		}
-		if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
-			return Deposit{}, err
-		}
-		if _, err := ledger.Post(ctx, tx, ledger.Entry{
-			MerchantID: p.MerchantID, Currency: v.currency.Code, Kind: "deposit.receive", RecordID: rec.ID, At: now,
-			Legs: []ledger.Leg{
-				{Account: v.account.ID, Bucket: ledger.External, Amount: -v.amount},
-				{Account: v.account.ID, Bucket: ledger.Incoming, Amount: v.amount},
-			},
-		}); err != nil {
-			return Deposit{}, err
-		}
-		d := Deposit{
-			UUID: uuid, BalanceID: rec.ID, AccountNumber: v.account.AccountNumber, Currency: v.currency.Code,
-			Amount: money.StringOf(v.amount, v.currency), Status: Received,
-			RemitterName: r.RemitterName, RemitterBankName: r.RemitterBankName, RemitterBranchName: r.RemitterBranchName,
-			Remarks: r.Remarks, CreatedAt: clock.Time{T: now},
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO deposits (uuid, merchant_id, account_id, balance_id, currency, amount,
-			remitter_name, remitter_bank_name, remitter_branch_name, remarks, status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
-			uuid, p.MerchantID, v.account.ID, rec.ID, v.currency.Code, v.amount,
-			r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli()); err != nil {
-			return Deposit{}, fmt.Errorf("store deposit: %w", err)
-		}
-		err = s.queue.Enqueue(ctx, tx, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
-			job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.ClearAfter)})
-		return d, err
-	})
+func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request) (Deposit, error) {
+	v, err := s.validate(ctx, tx, p, &r)
+	if err != nil {
+		return Deposit{}, err
+	}
+	now := s.clock.Of(p)
+	uuid := store.RandomID(store.UUIDLen)
+	rec := ledger.Record{
+		MerchantID: p.MerchantID, AccountID: v.account.ID, Currency: v.currency.Code,
+		RequestType: ledger.MoneyIn, TransactionType: ledger.TopUp, Status: ledger.Waiting,
+		Amount: v.amount, Total: v.amount, ReferenceID: uuid, CreatedAt: now,
+	}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return Deposit{}, err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{
+		MerchantID: p.MerchantID, Currency: v.currency.Code, Kind: "deposit.receive", RecordID: rec.ID, At: now,
+		Legs: []ledger.Leg{
+			{Account: v.account.ID, Bucket: ledger.External, Amount: -v.amount},
+			{Account: v.account.ID, Bucket: ledger.Incoming, Amount: v.amount},
+		},
+	}); err != nil {
+		return Deposit{}, err
+	}
+	d := Deposit{
+		UUID: uuid, BalanceID: rec.ID, AccountNumber: v.account.AccountNumber, Currency: v.currency.Code,
+		Amount: money.StringOf(v.amount, v.currency), Status: Received,
+		RemitterName: r.RemitterName, RemitterBankName: r.RemitterBankName, RemitterBranchName: r.RemitterBranchName,
+		Remarks: r.Remarks, CreatedAt: clock.Time{T: now},
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO deposits (uuid, merchant_id, account_id, balance_id, currency, amount,
+		remitter_name, remitter_bank_name, remitter_branch_name, remarks, status, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		uuid, p.MerchantID, v.account.ID, rec.ID, v.currency.Code, v.amount,
+		r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli()); err != nil {
+		return Deposit{}, fmt.Errorf("store deposit: %w", err)
+	}
+	err = s.queue.Enqueue(ctx, tx, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
+		job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.ClearAfter)})
+	return d, err
 }
 
 type clearJob struct {
@@ -198,7 +195,7 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if status != Received {
 		return nil
 	}
-	now, err := merchant.Now(ctx, tx, s.clock, c.MerchantID)
+	now, err := s.clock.Read(ctx, tx, c.MerchantID)
 	if err != nil {
 		return fmt.Errorf("clear deposit %s: %w", c.UUID, err)
 	}

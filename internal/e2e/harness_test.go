@@ -373,9 +373,9 @@ func (p *payd) history(as creds, query string) historyPage {
 // minor units of currency, exactly.
 func minorUnits(t testing.TB, amount any, currency string) int64 {
 	t.Helper()
-	c, ok := money.Lookup(currency)
-	if !ok {
-		t.Fatalf("unknown currency %s", currency)
+	c, err := money.Lookup(currency)
+	if err != nil {
+		t.Fatal(err)
 	}
 	m, rounded, err := money.Parse(fmt.Sprint(amount), c)
 	if err != nil || rounded {

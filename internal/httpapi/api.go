@@ -42,14 +42,16 @@ type Deps struct {
 	PublicURL string
 	DB        *store.DB
 	Clock     clock.Clock
-	Log       *slog.Logger
-	Metrics   *Metrics
-	Queue     *job.Queue
-	Merchants *merchant.Service
-	Deposits  *deposit.Service
-	Webhooks  *webhook.Dispatcher
-	Contacts  *contact.Service
-	Payins    *payin.Service
+	// MerchantClock tells each caller's time (its sandbox test clock).
+	MerchantClock merchant.Clock
+	Log           *slog.Logger
+	Metrics       *Metrics
+	Queue         *job.Queue
+	Merchants     *merchant.Service
+	Deposits      *deposit.Service
+	Webhooks      *webhook.Dispatcher
+	Contacts      *contact.Service
+	Payins        *payin.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -73,7 +75,7 @@ type API struct {
 
 // New builds the API and its routes.
 func New(d Deps) *API {
-	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB), limiter: newAuthLimiter(),
+	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), limiter: newAuthLimiter(),
 		mux: http.NewServeMux(), zones: map[string]*time.Location{}}
 	for _, rt := range a.table() {
 		if rt.sandboxOnly && d.Env != Sandbox {
@@ -115,6 +117,10 @@ type route struct {
 	handle   http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
+	// merchantLane group-commits the route's transactions with the caller's
+	// other writes of this kind: they contend on its balance rows (see
+	// store.WithLane).
+	merchantLane bool
 }
 
 // formPart is one part of a multipart/form-data body.
@@ -142,6 +148,13 @@ func (a *API) add(rt route) {
 		rt.maxBody = maxJSONBodyBytes
 	}
 	h := rt.handle
+	if rt.merchantLane {
+		inner := h
+		h = func(w http.ResponseWriter, r *http.Request) {
+			lane := store.WithLane(r.Context(), "merchant:"+principal(r).MerchantID)
+			inner(w, r.WithContext(lane))
+		}
+	}
 	if rt.method == http.MethodPost || rt.method == http.MethodPut {
 		h = a.idempotent(rt.maxBody, h)
 	}
@@ -236,9 +249,4 @@ func (a *API) location(name string) *time.Location {
 	}
 	a.zones[name] = loc
 	return loc
-}
-
-// now is the time on the caller's clock.
-func (a *API) now(p merchant.Principal) time.Time {
-	return clock.Offset(a.Clock, p.ClockOffset).Now()
 }

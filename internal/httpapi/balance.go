@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -20,8 +21,11 @@ type balanceView struct {
 	WithdrawableBalance   money.Number `json:"withdrawable_balance" doc:"What may leave the account now: available less the account's minimum balance."`
 }
 
-func viewBalance(b ledger.Balance) balanceView {
-	c, _ := money.Lookup(b.Currency)
+func viewBalance(b ledger.Balance) (balanceView, error) {
+	c, err := money.Lookup(b.Currency)
+	if err != nil {
+		return balanceView{}, fmt.Errorf("balance of account %d: %w", b.AccountID, err)
+	}
 	return balanceView{
 		Currency:              b.Currency,
 		AvailableBalance:      money.NumberOf(b.Available, c),
@@ -29,7 +33,7 @@ func viewBalance(b ledger.Balance) balanceView {
 		OutgoingBalance:       money.NumberOf(b.Outgoing, c),
 		RollingReserveBalance: money.NumberOf(b.RollingReserve, c),
 		WithdrawableBalance:   money.NumberOf(b.Withdrawable, c),
-	}
+	}, nil
 }
 
 type balanceList struct {
@@ -66,14 +70,17 @@ type historyPage struct {
 	HasMore     bool                 `json:"has_more"`
 }
 
-func viewRecord(r ledger.Record) historyRecord {
-	c, _ := money.Lookup(r.Currency)
+func viewRecord(r ledger.Record) (historyRecord, error) {
+	c, err := money.Lookup(r.Currency)
+	if err != nil {
+		return historyRecord{}, fmt.Errorf("balance record %s: %w", r.ID, err)
+	}
 	return historyRecord{
 		ID: r.ID, Amount: money.NumberOf(r.Amount, c), Currency: r.Currency,
 		RequestType: r.RequestType, TransactionType: r.TransactionType, Status: r.Status, ReferenceID: r.ReferenceID,
 		BalanceDetail: historyBalanceBreakdown{Outgoing: money.NumberOf(r.Outgoing, c), Fees: money.NumberOf(r.Fees, c), Total: money.NumberOf(r.Total, c)},
 		CreatedAt:     clock.Time{T: r.CreatedAt}, UpdatedAt: clock.Time{T: r.UpdatedAt},
-	}
+	}, nil
 }
 
 const (
@@ -109,7 +116,12 @@ func (a *API) listBalances(w http.ResponseWriter, r *http.Request) {
 	}
 	out := balanceList{Records: make([]balanceView, 0, len(bs))}
 	for _, b := range bs {
-		out.Records = append(out.Records, viewBalance(b))
+		v, err := viewBalance(b)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		out.Records = append(out.Records, v)
 	}
 	a.writeJSON(w, r, http.StatusOK, out)
 }
@@ -120,7 +132,7 @@ func currencyParam(q *queryReader, p merchant.Principal) string {
 	if c == "" {
 		return p.Currency
 	}
-	if _, ok := money.Lookup(c); !ok {
+	if _, err := money.Lookup(c); err != nil {
 		q.fields.Add("currency", "is not a supported ISO 4217 currency code")
 	}
 	return c
@@ -143,7 +155,12 @@ func (a *API) balanceDetail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, fault.NotFoundf("the merchant has no %s account", cur))
 		return
 	}
-	a.writeJSON(w, r, http.StatusOK, balanceDetail{Record: viewBalance(bs[0])})
+	v, err := viewBalance(bs[0])
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, balanceDetail{Record: v})
 }
 
 func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +193,12 @@ func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := historyPage{Records: make([]historyRecord, 0, len(page.Records)), AccountType: acc.AccountType, HasMore: page.HasMore}
 	for _, rec := range page.Records {
-		out.Records = append(out.Records, viewRecord(rec))
+		v, err := viewRecord(rec)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		out.Records = append(out.Records, v)
 	}
 	if page.HasMore {
 		out.NextCursor = &page.NextCursor

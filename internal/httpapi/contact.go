@@ -11,6 +11,7 @@ import (
 
 	"payd/internal/contact"
 	"payd/internal/fault"
+	"payd/internal/store"
 )
 
 // maxKYCBodyBytes bounds a whole KYC submission: three files of at most 5 MB
@@ -211,7 +212,10 @@ func (a *API) updateContactInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expect(r, http.StatusOK, func(any) any { return contactOK })
-	if _, err := a.Contacts.UpdateInfo(r.Context(), principal(r), req); err != nil {
+	_, err := inTx(a, r, func(tx *store.Tx) (contact.Contact, error) {
+		return a.Contacts.UpdateInfo(r.Context(), tx, principal(r), req)
+	})
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -228,7 +232,19 @@ func (a *API) submitKYC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expect(r, http.StatusOK, func(any) any { return contactOK })
-	if err := a.Contacts.SubmitKYC(r.Context(), principal(r), k); err != nil {
+	p := principal(r)
+	submission, err := inTx(a, r, func(tx *store.Tx) (int64, error) {
+		return a.Contacts.SubmitKYC(r.Context(), tx, p, k)
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	// The sandbox reviews at once, in a transaction of its own: the answer
+	// (stored with the submission) does not wait on it.
+	if err := a.DB.Exec(r.Context(), func(tx *store.Tx) error {
+		return a.Contacts.Review(r.Context(), tx, p, submission)
+	}); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -318,7 +334,9 @@ func (a *API) resendVerification(w http.ResponseWriter, r *http.Request) {
 		return out
 	}
 	expect(r, http.StatusOK, view)
-	m, err := a.Contacts.ResendVerification(r.Context(), principal(r), req)
+	m, err := inTx(a, r, func(tx *store.Tx) (contact.Message, error) {
+		return a.Contacts.ResendVerification(r.Context(), tx, principal(r), req)
+	})
 	if err != nil {
 		a.fail(w, r, err)
 		return

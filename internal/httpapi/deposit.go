@@ -12,6 +12,6 @@ func (a *API) depositRoutes() []route {
 		summary:     "Sandbox: credit a simulated inbound bank transfer.",
 		description: "The amount lands in the account's incoming balance with a waiting balance record (transaction_type top_up) and clears to available shortly after (a job; POST /v2/sandbox/clock runs it at once). The account may be any payments or treasury account of the caller.",
 		body:        deposit.Request{}, response: deposit.Deposit{}, status: 201, errors: []int{400, 401, 404, 409, 413, 415, 422},
-		handle: jsonHandler(a, http.StatusCreated, a.Deposits.Simulate),
+		handle: jsonHandler(a, http.StatusCreated, a.Deposits.Simulate), merchantLane: true,
 	}}
 }

@@ -205,7 +205,6 @@ func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc 
 		}
 		rec := &recorder{ResponseWriter: w, keep: true}
 		ctx := context.WithValue(r.Context(), keyClaim, claim)
-		ctx = store.WithClaim(ctx, claim)
 		defer func() {
 			status := rec.status
 			if status == 0 {

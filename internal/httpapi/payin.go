@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"payd/internal/payin"
+	"payd/internal/store"
 )
 
 type payinMethodList struct {
@@ -45,7 +46,7 @@ func (a *API) payinRoutes() []route {
 			body:        payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, errors: []int{400, 401, 404}, handle: a.confirmOTP},
 		{method: "POST", path: "/v2/payins/confirm_otp", auth: authKeys, summary: "Alias of /v2/payins/bank/confirm_otp.",
 			body: payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, errors: []int{400, 401, 404}, handle: a.confirmOTP},
-		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.",
+		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.", merchantLane: true,
 			description: "status completed → received (the money lands in incoming, then available less fees and reserve); failed → failed. A payin awaiting its OTP must be confirmed first (409).",
 			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, errors: payinErrors, handle: a.simulatePayin},
 		{method: "POST", path: "/v2/payins/refund", auth: authKeys, summary: "Refund a received payin, in full or in part.",
@@ -134,12 +135,17 @@ func (a *API) confirmOTP(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	res, err := a.Payins.ConfirmOTP(r.Context(), principal(r), req)
+	out, err := inTx(a, r, func(tx *store.Tx) (payin.OTPOutcome, error) {
+		return a.Payins.ConfirmOTP(r.Context(), tx, principal(r), req)
+	})
+	if err == nil {
+		err = out.Refusal
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	a.writeJSON(w, r, http.StatusOK, res)
+	a.writeJSON(w, r, http.StatusOK, out.Result)
 }
 
 func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +156,10 @@ func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := statusOK{Status: "ok"}
 	expect(r, http.StatusOK, func(any) any { return ok })
-	if _, err := a.Payins.Simulate(r.Context(), principal(r), req); err != nil {
+	_, err := inTx(a, r, func(tx *store.Tx) (payin.Payin, error) {
+		return a.Payins.Simulate(r.Context(), tx, principal(r), req)
+	})
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"payd/internal/fault"
 	"payd/internal/idempotency"
 	"payd/internal/merchant"
+	"payd/internal/store"
 )
 
 // encodeJSON is the one encoder of response bodies, so a stored idempotent
@@ -38,12 +39,40 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// serviceCall is the shape of most write endpoints' service methods.
-type serviceCall[Req, Res any] func(ctx context.Context, p merchant.Principal, req Req) (Res, error)
+// inTx opens the one transaction that carries a write request's effect and
+// runs fn in it. A keyed request's idempotency claim is acquired first and its
+// response stored last, in that same transaction, so the effect and the
+// stored answer are one atomic fact (CONTRACT §3).
+func inTx[T any](a *API, r *http.Request, fn func(tx *store.Tx) (T, error)) (T, error) {
+	ctx := r.Context()
+	claim := claimOf(r)
+	return store.Do(ctx, a.DB, func(tx *store.Tx) (T, error) {
+		var zero T
+		if claim != nil {
+			if err := claim.Acquire(ctx, tx); err != nil {
+				return zero, err
+			}
+		}
+		v, err := fn(tx)
+		if err != nil {
+			return zero, err
+		}
+		if claim != nil {
+			if err := claim.Complete(ctx, tx, v); err != nil {
+				return zero, err
+			}
+		}
+		return v, nil
+	})
+}
+
+// serviceCall is the shape of most write endpoints' service methods: they
+// write in the transaction they are given.
+type serviceCall[Req, Res any] func(ctx context.Context, tx *store.Tx, p merchant.Principal, req Req) (Res, error)
 
 // jsonHandler is a whole write endpoint of that shape: decode the JSON body,
-// call the service as the caller (storing the answer with the effect when
-// the request is keyed), and answer status with the result.
+// call the service as the caller in the request's transaction (inTx), and
+// answer status with the result.
 func jsonHandler[Req, Res any](a *API, status int, call serviceCall[Req, Res]) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req Req
@@ -52,7 +81,9 @@ func jsonHandler[Req, Res any](a *API, status int, call serviceCall[Req, Res]) h
 			return
 		}
 		expect(r, status, nil)
-		res, err := call(r.Context(), principal(r), req)
+		res, err := inTx(a, r, func(tx *store.Tx) (Res, error) {
+			return call(r.Context(), tx, principal(r), req)
+		})
 		if err != nil {
 			a.fail(w, r, err)
 			return

@@ -7,6 +7,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/merchant"
+	"payd/internal/store"
 )
 
 type clockView struct {
@@ -54,11 +55,13 @@ func (a *API) advanceClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	now, err := a.Merchants.AdvanceClock(r.Context(), p.MerchantID, func(now time.Time) (time.Time, error) {
-		if req.AdvanceSeconds != nil {
-			return now.Add(time.Duration(*req.AdvanceSeconds) * time.Second), nil
-		}
-		return req.Now.T, nil
+	now, err := inTx(a, r, func(tx *store.Tx) (time.Time, error) {
+		return a.Merchants.AdvanceClock(r.Context(), tx, p.MerchantID, func(now time.Time) (time.Time, error) {
+			if req.AdvanceSeconds != nil {
+				return now.Add(time.Duration(*req.AdvanceSeconds) * time.Second), nil
+			}
+			return req.Now.T, nil
+		})
 	})
 	if err != nil {
 		a.fail(w, r, err)

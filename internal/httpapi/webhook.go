@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"payd/internal/fault"
+	"payd/internal/store"
 	"payd/internal/webhook"
 )
 
@@ -61,7 +62,9 @@ func (a *API) resendDelivery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expect(r, http.StatusOK, nil)
-	d, err := a.Webhooks.Resend(r.Context(), principal(r).MerchantID, req.ID)
+	d, err := inTx(a, r, func(tx *store.Tx) (webhook.Delivery, error) {
+		return a.Webhooks.Resend(r.Context(), tx, principal(r).MerchantID, req.ID)
+	})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -77,7 +80,9 @@ func (a *API) testWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	expect(r, http.StatusCreated, nil)
 	p := principal(r)
-	d, err := a.Webhooks.SendPing(r.Context(), p.MerchantID, req, a.now(p))
+	d, err := inTx(a, r, func(tx *store.Tx) (webhook.Delivery, error) {
+		return a.Webhooks.SendPing(r.Context(), tx, p.MerchantID, req, a.MerchantClock.Of(p))
+	})
 	if err != nil {
 		a.fail(w, r, err)
 		return

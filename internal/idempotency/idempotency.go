@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/store"
 )
@@ -61,16 +62,17 @@ func Fingerprint(method, path string, body []byte) string {
 
 // Keeper checks and stores keyed requests.
 type Keeper struct {
-	db *store.DB
-	mu sync.Mutex
+	db    *store.DB
+	clock clock.Clock // dates stored responses, for Purge
+	mu    sync.Mutex
 	// inFlight holds the keys this process is running now, so a duplicate is
 	// refused at once instead of queueing behind SQLite's single writer.
 	inFlight map[string]bool
 }
 
 // NewKeeper returns a Keeper on db.
-func NewKeeper(db *store.DB) *Keeper {
-	return &Keeper{db: db, inFlight: map[string]bool{}}
+func NewKeeper(db *store.DB, clk clock.Clock) *Keeper {
+	return &Keeper{db: db, clock: clk, inFlight: map[string]bool{}}
 }
 
 // Begin starts a keyed request. It returns the stored response when the
@@ -181,7 +183,7 @@ func (c *Claim) Complete(ctx context.Context, tx *store.Tx, result any) error {
 	if err != nil {
 		return fmt.Errorf("render idempotent response: %w", err)
 	}
-	if err := insert(ctx, tx, c.req, c.Status, body, time.Now()); err != nil {
+	if err := insert(ctx, tx, c.req, c.Status, body, c.keeper.clock.Now()); err != nil {
 		return err
 	}
 	tx.AfterCommit(func() { c.used, c.stored = true, true })
@@ -198,7 +200,7 @@ func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
 		return nil
 	}
 	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {
-		return insert(ctx, tx, c.req, status, body, time.Now())
+		return insert(ctx, tx, c.req, status, body, c.keeper.clock.Now())
 	})
 }
 

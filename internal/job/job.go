@@ -185,7 +185,6 @@ func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
 // runBatch claims up to limit due jobs (of merchant clockOf only, when
 // given), runs them in one transaction, and returns how many it claimed.
 func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, error) {
-	ctx = store.WithoutClaim(ctx)
 	now := q.clock.Now().UnixMilli()
 	// A cheap look on the read path first: idle polling must not take SQLite's write lock.
 	var probe int
@@ -205,7 +204,7 @@ func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, e
 	}
 	var results []ran
 	claimed := 0
-	started := time.Now()
+	started := q.clock.Now()
 	err = q.db.Exec(ctx, func(tx *store.Tx) error {
 		results = results[:0]
 		jobs, err := q.claim(ctx, tx, now, bound, clockOf, limit)
@@ -228,7 +227,7 @@ func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, e
 	if err != nil {
 		return claimed, fmt.Errorf("run jobs: %w", err)
 	}
-	took := time.Since(started) / time.Duration(len(results))
+	took := q.clock.Now().Sub(started) / time.Duration(len(results))
 	for _, r := range results {
 		q.observe(r.job.Kind, r.outcome, took)
 		if r.err != nil {

@@ -10,15 +10,28 @@ import (
 	"payd/internal/store"
 )
 
-// Now is the time on merchantID's clock: the real clock plus the merchant's
-// sandbox offset (always zero in production).
-func (s *Service) Now(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
-	return Now(ctx, q, s.clock, merchantID)
+// Clock tells a merchant's time: the deployment's clock plus the merchant's
+// sandbox test-clock offset (always zero in production), to the millisecond,
+// which is what the database keeps. It is the one way services and jobs read
+// a merchant's time; build it once (NewClock) and inject it.
+type Clock struct {
+	base clock.Clock
 }
 
-// Now is the time on merchantID's clock read from base: the one way every
-// service and job tells a merchant's time (its sandbox test clock).
-func Now(ctx context.Context, q store.Querier, base clock.Clock, merchantID string) (time.Time, error) {
+// NewClock returns the merchant clock that runs on base.
+func NewClock(base clock.Clock) Clock { return Clock{base: base} }
+
+// System is the deployment's own time, on no merchant's clock (what runs on
+// real time: retries, delivery attempts).
+func (c Clock) System() time.Time { return c.base.Now() }
+
+// Of is the time on the caller's clock, for a request: p carries the offset
+// read when it authenticated.
+func (c Clock) Of(p Principal) time.Time { return c.At(p.ClockOffset) }
+
+// Read is the time on merchantID's clock, read from q, for work that is not
+// a request (jobs, hosted pages).
+func (c Clock) Read(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
 	var offset int64
 	if err := q.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, merchantID).Scan(&offset); err != nil {
 		if isNoRows(err) {
@@ -26,7 +39,18 @@ func Now(ctx context.Context, q store.Querier, base clock.Clock, merchantID stri
 		}
 		return time.Time{}, fmt.Errorf("merchant clock: %w", err)
 	}
-	return base.Now().Add(time.Duration(offset) * time.Millisecond), nil
+	return c.At(time.Duration(offset) * time.Millisecond), nil
+}
+
+// At is the time on a clock running offset ahead of the deployment's, for
+// callers that read the offset along with other columns.
+func (c Clock) At(offset time.Duration) time.Time {
+	return c.base.Now().Add(offset).Truncate(time.Millisecond)
+}
+
+// Now is the time on merchantID's clock, read from q.
+func (s *Service) Now(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
+	return NewClock(s.clock).Read(ctx, q, merchantID)
 }
 
 // MaxClockAdvance bounds one move of a test clock (ten years).
@@ -35,30 +59,28 @@ const MaxClockAdvance = 10 * 365 * 24 * time.Hour
 // AdvanceClock moves merchantID's test clock to `to`, which must not be
 // earlier than its current time: a test clock only moves forward. It returns
 // the new time.
-func (s *Service) AdvanceClock(ctx context.Context, merchantID string, to func(now time.Time) (time.Time, error)) (time.Time, error) {
-	return store.Do(ctx, s.db, func(tx *store.Tx) (time.Time, error) {
-		var offset int64
-		if err := tx.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`+tx.DB().ForUpdate(), merchantID).Scan(&offset); err != nil {
-			return time.Time{}, fmt.Errorf("advance clock: %w", err)
-		}
-		real := s.clock.Now()
-		now := real.Add(time.Duration(offset) * time.Millisecond)
-		target, err := to(now)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if target.Before(now) {
-			return time.Time{}, fault.Field("now", "is earlier than the clock's current time; a test clock only moves forward")
-		}
-		if target.Sub(now) > MaxClockAdvance {
-			return time.Time{}, fault.Field("now", "moves the clock more than ten years at once")
-		}
-		// Round up to the next millisecond, so that the clock read right after
-		// this never shows a time before the one it was set to.
-		newOffset := (target.Sub(real) + time.Millisecond - 1).Milliseconds()
-		if _, err := tx.ExecContext(ctx, `UPDATE merchants SET clock_offset_ms = $1 WHERE id = $2`, newOffset, merchantID); err != nil {
-			return time.Time{}, fmt.Errorf("advance clock: %w", err)
-		}
-		return target, nil
-	})
+func (s *Service) AdvanceClock(ctx context.Context, tx *store.Tx, merchantID string, to func(now time.Time) (time.Time, error)) (time.Time, error) {
+	var offset int64
+	if err := tx.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`+tx.DB().ForUpdate(), merchantID).Scan(&offset); err != nil {
+		return time.Time{}, fmt.Errorf("advance clock: %w", err)
+	}
+	real := s.clock.Now()
+	now := real.Add(time.Duration(offset) * time.Millisecond)
+	target, err := to(now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if target.Before(now) {
+		return time.Time{}, fault.Field("now", "is earlier than the clock's current time; a test clock only moves forward")
+	}
+	if target.Sub(now) > MaxClockAdvance {
+		return time.Time{}, fault.Field("now", "moves the clock more than ten years at once")
+	}
+	// Round up to the next millisecond, so that the clock read right after
+	// this never shows a time before the one it was set to.
+	newOffset := (target.Sub(real) + time.Millisecond - 1).Milliseconds()
+	if _, err := tx.ExecContext(ctx, `UPDATE merchants SET clock_offset_ms = $1 WHERE id = $2`, newOffset, merchantID); err != nil {
+		return time.Time{}, fmt.Errorf("advance clock: %w", err)
+	}
+	return target, nil
 }

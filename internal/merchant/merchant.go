@@ -91,8 +91,8 @@ func (p CreateParams) validate() error {
 	}
 	seen := map[string]bool{}
 	for _, c := range p.Currencies {
-		if _, ok := money.Lookup(c); !ok {
-			f.Add("currencies", fmt.Sprintf("%q is not a supported currency", c))
+		if _, err := money.Lookup(c); err != nil {
+			f.Add("currencies", err.Error())
 		}
 		if seen[c] {
 			f.Add("currencies", fmt.Sprintf("%s is listed twice", c))

@@ -263,7 +263,7 @@ func TestParseExponentForms(t *testing.T) {
 func TestParseRefusesExtraDigit(t *testing.T) {
 	var strict []string
 	for _, code := range Codes() {
-		if c, _ := Lookup(code); !c.RoundsOnInput() {
+		if c := mustLookup(t, code); !c.RoundsOnInput() {
 			strict = append(strict, code)
 		}
 	}

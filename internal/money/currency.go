@@ -5,6 +5,7 @@
 package money
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -101,9 +102,13 @@ func sortedCodes() []string {
 // Lookup returns the currency with the given code. Codes are matched exactly:
 // "aud" or " AUD" is not a currency, so a request that spells a code in lower
 // case is refused rather than silently accepted.
-func Lookup(code string) (Currency, bool) {
+// A code that is not a currency is an error that names it.
+func Lookup(code string) (Currency, error) {
 	c, ok := currencies[code]
-	return c, ok
+	if !ok {
+		return Currency{}, fmt.Errorf("%q is not a supported currency", code)
+	}
+	return c, nil
 }
 
 // Codes returns the codes of every supported currency in ascending order. The

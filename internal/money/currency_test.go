@@ -1,7 +1,9 @@
 package money
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,9 +16,9 @@ type fataler interface {
 // mustLookup returns the currency with the given code or stops the test.
 func mustLookup(t fataler, code string) Currency {
 	t.Helper()
-	c, ok := Lookup(code)
-	if !ok {
-		t.Fatalf("Lookup(%q): not found", code)
+	c, err := Lookup(code)
+	if err != nil {
+		t.Fatalf("Lookup(%q): %v", code, err)
 	}
 	return c
 }
@@ -67,9 +69,9 @@ func TestLookupRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := Lookup(tt.code)
-			if got {
-				t.Errorf("Lookup(%q) found a currency, want none", tt.code)
+			_, err := Lookup(tt.code)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.code)) {
+				t.Errorf("Lookup(%q) = %v, want an error naming the code", tt.code, err)
 			}
 		})
 	}

@@ -49,17 +49,56 @@ const (
 // gstBPS is the Australian GST rate: 10 %.
 const gstBPS = 1000
 
-// amounts is a request's money, once validated, in minor units.
-type amounts struct {
+// checked is a create request once validated: its method, and its money in
+// minor units.
+type checked struct {
+	method    Method
 	currency  money.Currency
 	amount    int64
 	gstAmount int64
 	total     int64
+	expiredAt time.Time
 }
 
-// validate checks everything that needs no database.
-func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (Method, amounts, time.Time, error) {
+// validate checks everything that needs no database: first the members'
+// shapes (all reported together), then the rules that need them.
+func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (checked, error) {
 	f := fault.Fields{}
+	s.checkMembers(f, r)
+	c := checked{expiredAt: now.Add(defaultExpiry)}
+	if r.ExpiredAt.Set {
+		c.expiredAt = r.ExpiredAt.T
+		if d := c.expiredAt.Sub(now); d < minExpiry || d > maxExpiry {
+			f.Add("expired_at", "must be between 1 minute and 30 days from now")
+		}
+	}
+	if err := f.Err(); err != nil {
+		return checked{}, err
+	}
+	if r.Currency != p.Currency {
+		return checked{}, fault.Rule(fault.CodeCurrency, "currency %s is not the currency of this app's account (%s)", r.Currency, p.Currency)
+	}
+	m, err := Lookup(r.PayinMethodName)
+	if err != nil {
+		return checked{}, fault.Field("payin_method_name", "is not a payin method: GET /v2/payins/payin_methods lists them")
+	}
+	if m.Currency != r.Currency {
+		return checked{}, fault.Rule(CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, r.Currency)
+	}
+	c.method, c.currency = m, m.currency
+	if err := c.checkAmount(p, r); err != nil {
+		return checked{}, err
+	}
+	params := r.PayinMethodParams
+	if params == nil {
+		params = map[string]any{}
+	}
+	validateParams(m, params, f)
+	return c, f.Err()
+}
+
+// checkMembers checks the lengths and shapes of r's members.
+func (s *Service) checkMembers(f fault.Fields, r *Request) {
 	text := func(name, v string, max int) {
 		if utf8.RuneCountInString(v) > max || !utf8.ValidString(v) {
 			f.Add(name, fmt.Sprintf("must be at most %d characters", max))
@@ -89,120 +128,98 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (Met
 			}
 		}
 	}
-	expiry := now.Add(defaultExpiry)
-	if r.ExpiredAt.Set {
-		expiry = r.ExpiredAt.T
-		if d := expiry.Sub(now); d < minExpiry || d > maxExpiry {
-			f.Add("expired_at", "must be between 1 minute and 30 days from now")
-		}
-	}
 	if r.PayinMethodName == "" {
 		f.Add("payin_method_name", "is required")
 	}
 	if r.Currency == "" {
 		f.Add("currency", "is required")
 	}
-	if err := f.Err(); err != nil {
-		return Method{}, amounts{}, time.Time{}, err
-	}
-	if r.Currency != p.Currency {
-		return Method{}, amounts{}, time.Time{}, fault.Rule(fault.CodeCurrency, "currency %s is not the currency of this app's account (%s)", r.Currency, p.Currency)
-	}
-	m, ok := Lookup(r.PayinMethodName)
-	if !ok {
-		return Method{}, amounts{}, time.Time{}, fault.Field("payin_method_name", "is not a payin method: GET /v2/payins/payin_methods lists them")
-	}
-	if m.Currency != r.Currency {
-		return Method{}, amounts{}, time.Time{}, fault.Rule(CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, r.Currency)
-	}
-	c, _ := money.Lookup(r.Currency)
-	amount, _, err := money.ParseField("amount", r.Amount, c)
+}
+
+// checkAmount parses r's amount within the method's limits and adds GST.
+func (c *checked) checkAmount(p merchant.Principal, r *Request) error {
+	m, cur := c.method, c.currency
+	amount, _, err := money.ParseField("amount", r.Amount, cur)
 	if err != nil {
-		return Method{}, amounts{}, time.Time{}, err
+		return err
 	}
 	if amount < m.MinMinor || amount > m.MaxMinor {
-		return Method{}, amounts{}, time.Time{}, fault.Rule(fault.CodeAmountOutOfRange, "%s takes %s to %s %s",
-			m.Code, money.Format(m.MinMinor, c), money.Format(m.MaxMinor, c), c.Code)
+		return fault.Rule(fault.CodeAmountOutOfRange, "%s takes %s to %s %s",
+			m.Code, money.Format(m.MinMinor, cur), money.Format(m.MaxMinor, cur), cur.Code)
 	}
-	a := amounts{currency: c, amount: amount, total: amount}
+	c.amount, c.total = amount, amount
 	if r.GST {
 		// Spec: the GST flag may be true only for AU merchants processing AUD.
-		if p.Country != "AU" || c.Code != "AUD" {
-			return Method{}, amounts{}, time.Time{}, fault.Rule(CodeGSTNotAllowed, "gst may be true only for AU merchants in AUD")
+		if p.Country != "AU" || cur.Code != "AUD" {
+			return fault.Rule(CodeGSTNotAllowed, "gst may be true only for AU merchants in AUD")
 		}
-		a.gstAmount = money.Percent(amount, gstBPS)
-		a.total = amount + a.gstAmount
+		c.gstAmount = money.Percent(amount, gstBPS)
+		c.total = amount + c.gstAmount
 	}
-	params := r.PayinMethodParams
-	if params == nil {
-		params = map[string]any{}
-	}
-	validateParams(m, params, f)
-	return m, a, expiry, f.Err()
+	return nil
 }
 
 // Create makes a payin and returns its record.
-func (s *Service) Create(ctx context.Context, p merchant.Principal, r Request) (Payin, error) {
-	now := clock.Offset(s.clock, p.ClockOffset).Now()
-	m, a, expiry, err := s.validate(p, &r, now)
+func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request) (Payin, error) {
+	now := s.clock.Of(p)
+	c, err := s.validate(p, &r, now)
 	if err != nil {
 		return Payin{}, err
 	}
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
-		acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
+	m := c.method
+	acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
+	if err != nil {
+		return Payin{}, err
+	}
+	if !isEnabled(m, acc.Currency, acc.Methods) {
+		return Payin{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", m.Code)
+	}
+	if err := s.checkContact(ctx, tx, p.MerchantID, m, r.Email); err != nil {
+		return Payin{}, err
+	}
+	rw := row{
+		merchantID: p.MerchantID, accountID: acc.ID, method: m.Code, currency: r.Currency, meth: m, cur: c.currency, status: Pending,
+		amount: c.amount, gst: r.GST, gstAmount: c.gstAmount, total: c.total,
+		name: r.Name, email: r.Email, externalID: r.ExternalID, description: r.Description,
+		endpointURL: r.WebhookNotification.EndpointURL, authorizationHeader: r.WebhookNotification.AuthorizationHeader,
+		expiredAt: c.expiredAt.UnixMilli(), createdAt: now.UnixMilli(), updatedAt: now.UnixMilli(),
+	}
+	if m.OTP {
+		rw.stage = StageAuthorizeOTP
+	}
+	params, _ := json.Marshal(nonNil(r.PayinMethodParams))
+	metadata, _ := json.Marshal(nonNilStrings(r.Metadata))
+	rw.params, rw.metadata = string(params), string(metadata)
+	uuid, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
+		rw.uuid = id
+		payCode, err := s.initialPayCode(m, rw)
 		if err != nil {
-			return Payin{}, err
+			return false, err
 		}
-		if !isEnabled(m, acc.Currency, acc.Methods) {
-			return Payin{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", m.Code)
-		}
-		if err := s.checkContact(ctx, tx, p.MerchantID, m, r.Email); err != nil {
-			return Payin{}, err
-		}
-		rw := row{
-			merchantID: p.MerchantID, accountID: acc.ID, method: m.Code, currency: r.Currency, status: Pending,
-			amount: a.amount, gst: r.GST, gstAmount: a.gstAmount, total: a.total,
-			name: r.Name, email: r.Email, externalID: r.ExternalID, description: r.Description,
-			endpointURL: r.WebhookNotification.EndpointURL, authorizationHeader: r.WebhookNotification.AuthorizationHeader,
-			expiredAt: expiry.UnixMilli(), createdAt: now.UnixMilli(), updatedAt: now.UnixMilli(),
-		}
-		if m.OTP {
-			rw.stage = StageAuthorizeOTP
-		}
-		params, _ := json.Marshal(nonNil(r.PayinMethodParams))
-		metadata, _ := json.Marshal(nonNilStrings(r.Metadata))
-		rw.params, rw.metadata = string(params), string(metadata)
-		uuid, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
-			rw.uuid = id
-			payCode, err := s.initialPayCode(m, rw)
-			if err != nil {
-				return false, err
-			}
-			rw.payCode = payCode
-			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payins (uuid, merchant_id, account_id, method, currency, status, stage,
-				amount, gst, gst_amount, total, name, email, external_id, description, params, pay_code, metadata,
-				endpoint_url, authorization_header, expired_at, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)
-				ON CONFLICT (uuid) DO NOTHING`,
-				id, rw.merchantID, rw.accountID, rw.method, rw.currency, string(rw.status), rw.stage, rw.amount, rw.gst, rw.gstAmount,
-				rw.total, rw.name, rw.email, rw.externalID, rw.description, rw.params, rw.payCode, rw.metadata,
-				rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt))
-		})
-		if err != nil {
-			return Payin{}, fmt.Errorf("create payin: %w", err)
-		}
-		if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, UUID: uuid},
-			job.Options{ClockOf: p.MerchantID, RunAt: expiry, UniqueKey: jobExpire + ":" + uuid}); err != nil {
-			return Payin{}, err
-		}
-		if m.Family == BankTransfer {
-			if err := s.queue.Enqueue(ctx, tx, jobIssuePayCode, ref{MerchantID: p.MerchantID, UUID: uuid},
-				job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.PayCodeDelay)}); err != nil {
-				return Payin{}, err
-			}
-		}
-		return rw.view(), nil
+		rw.payCode = payCode
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payins (uuid, merchant_id, account_id, method, currency, status, stage,
+			amount, gst, gst_amount, total, name, email, external_id, description, params, pay_code, metadata,
+			endpoint_url, authorization_header, expired_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)
+			ON CONFLICT (uuid) DO NOTHING`,
+			id, rw.merchantID, rw.accountID, rw.method, rw.currency, string(rw.status), rw.stage, rw.amount, rw.gst, rw.gstAmount,
+			rw.total, rw.name, rw.email, rw.externalID, rw.description, rw.params, rw.payCode, rw.metadata,
+			rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt))
 	})
+	if err != nil {
+		return Payin{}, fmt.Errorf("create payin: %w", err)
+	}
+	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, UUID: uuid},
+		job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt, UniqueKey: jobExpire + ":" + uuid}); err != nil {
+		return Payin{}, err
+	}
+	if m.Family == BankTransfer {
+		if err := s.queue.Enqueue(ctx, tx, jobIssuePayCode, ref{MerchantID: p.MerchantID, UUID: uuid},
+			job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.PayCodeDelay)}); err != nil {
+			return Payin{}, err
+		}
+	}
+	return rw.view(), nil
 }
 
 // checkContact enforces require_contact and require_kyc.

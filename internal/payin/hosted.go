@@ -36,7 +36,7 @@ func (s *Service) PayHosted(ctx context.Context, uuid, token, outcome string) (P
 		if err != nil {
 			return Payin{}, err
 		}
-		now, err := s.merchantNow(ctx, tx, r.merchantID)
+		now, err := s.clock.Read(ctx, tx, r.merchantID)
 		if err != nil {
 			return Payin{}, err
 		}

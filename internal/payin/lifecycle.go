@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/job"
 	"payd/internal/ledger"
@@ -47,7 +46,7 @@ type SimulateRequest struct {
 }
 
 // Simulate completes or fails a pending payin as the sandbox rail.
-func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req SimulateRequest) (Payin, error) {
+func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Principal, req SimulateRequest) (Payin, error) {
 	if req.UUID == "" || (req.Status != "completed" && req.Status != "failed") {
 		f := fault.Fields{}
 		if req.UUID == "" {
@@ -58,31 +57,26 @@ func (s *Service) Simulate(ctx context.Context, p merchant.Principal, req Simula
 		}
 		return Payin{}, f.Err()
 	}
-	now := clock.Offset(s.clock, p.ClockOffset).Now()
-	// Receipts into one merchant's accounts contend on the same balance rows:
-	// they are group-committed together (see store.WithLane).
-	ctx = store.WithLane(ctx, "merchant:"+p.MerchantID)
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
-		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
-		if err != nil {
+	now := s.clock.Of(p)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	if err != nil {
+		return Payin{}, err
+	}
+	paid := r.total
+	if !req.Amount.IsZero() {
+		c := r.cur
+		if paid, _, err = money.ParseField("amount", req.Amount, c); err != nil {
 			return Payin{}, err
 		}
-		paid := r.total
-		if !req.Amount.IsZero() {
-			c, _ := money.Lookup(r.currency)
-			if paid, _, err = money.ParseField("amount", req.Amount, c); err != nil {
-				return Payin{}, err
-			}
-			// An over- or underpayment is possible, but not beyond what the method takes.
-			if m, _ := Lookup(r.method); paid > max(r.total, m.MaxMinor) {
-				return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "%s takes at most %s %s", r.method, money.Format(max(r.total, m.MaxMinor), c), c.Code)
-			}
+		// An over- or underpayment is possible, but not beyond what the method takes.
+		if m := r.meth; paid > max(r.total, m.MaxMinor) {
+			return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "%s takes at most %s %s", r.method, money.Format(max(r.total, m.MaxMinor), c), c.Code)
 		}
-		if err := s.complete(ctx, tx, &r, req.Status, paid, now); err != nil {
-			return Payin{}, err
-		}
-		return r.view(), nil
-	})
+	}
+	if err := s.complete(ctx, tx, &r, req.Status, paid, now); err != nil {
+		return Payin{}, err
+	}
+	return r.view(), nil
 }
 
 // complete is the rail's answer to a pending payin: "completed" with the
@@ -104,7 +98,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome st
 // waiting balance record, and a job clears it to available less fees and
 // the rolling reserve.
 func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
-	m, _ := Lookup(r.method)
+	m := r.meth
 	var reserveBPS int64
 	if err := tx.QueryRowContext(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1`, r.accountID).Scan(&reserveBPS); err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
@@ -186,7 +180,7 @@ func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, t
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	return r, now, err
 }
 
@@ -205,27 +199,25 @@ type UUIDRequest struct {
 }
 
 // Cancel cancels a pending, cancellable payin.
-func (s *Service) Cancel(ctx context.Context, p merchant.Principal, req UUIDRequest) (Payin, error) {
+func (s *Service) Cancel(ctx context.Context, tx *store.Tx, p merchant.Principal, req UUIDRequest) (Payin, error) {
 	if req.UUID == "" {
 		return Payin{}, fault.Field("uuid", "is required")
 	}
-	now := clock.Offset(s.clock, p.ClockOffset).Now()
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
-		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
-		if err != nil {
-			return Payin{}, err
-		}
-		if m, _ := Lookup(r.method); !m.Cancellable {
-			return Payin{}, fault.Rule(CodeNotCancellable, "%s payins cannot be cancelled", r.method)
-		}
-		if r.status != Pending {
-			return Payin{}, fault.State("payin %s is %s; only a pending payin can be cancelled", r.uuid, r.status)
-		}
-		if err := s.setStatus(ctx, tx, &r, Cancelled, now); err != nil {
-			return Payin{}, err
-		}
-		return r.view(), nil
-	})
+	now := s.clock.Of(p)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	if err != nil {
+		return Payin{}, err
+	}
+	if !r.meth.Cancellable {
+		return Payin{}, fault.Rule(CodeNotCancellable, "%s payins cannot be cancelled", r.method)
+	}
+	if r.status != Pending {
+		return Payin{}, fault.State("payin %s is %s; only a pending payin can be cancelled", r.uuid, r.status)
+	}
+	if err := s.setStatus(ctx, tx, &r, Cancelled, now); err != nil {
+		return Payin{}, err
+	}
+	return r.view(), nil
 }
 
 // RefundRequest is the body of POST /v2/payins/refund.
@@ -239,7 +231,7 @@ type RefundRequest struct {
 // from available to outgoing now and leaves when the rail confirms.
 // Refunds never add up to more than was paid: the payin row is locked, and
 // a refund in progress blocks another.
-func (s *Service) Refund(ctx context.Context, p merchant.Principal, req RefundRequest) (Payin, error) {
+func (s *Service) Refund(ctx context.Context, tx *store.Tx, p merchant.Principal, req RefundRequest) (Payin, error) {
 	f := fault.Fields{}
 	if req.UUID == "" {
 		f.Add("uuid", "is required")
@@ -250,63 +242,61 @@ func (s *Service) Refund(ctx context.Context, p merchant.Principal, req RefundRe
 	if err := f.Err(); err != nil {
 		return Payin{}, err
 	}
-	now := clock.Offset(s.clock, p.ClockOffset).Now()
-	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
-		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
-		if err != nil {
+	now := s.clock.Of(p)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	if err != nil {
+		return Payin{}, err
+	}
+	if !r.meth.Refundable {
+		return Payin{}, fault.Rule(CodeNotRefundable, "%s payins cannot be refunded", r.method)
+	}
+	if r.status != Received && r.status != ReturnReceived && r.status != ReturnExpired {
+		return Payin{}, fault.State("payin %s is %s; only a received payin can be refunded", r.uuid, r.status)
+	}
+	c := r.cur
+	left := r.paid - r.refunded
+	amount := left
+	if !req.Amount.IsZero() {
+		if amount, _, err = money.ParseField("amount", req.Amount, c); err != nil {
 			return Payin{}, err
 		}
-		if m, _ := Lookup(r.method); !m.Refundable {
-			return Payin{}, fault.Rule(CodeNotRefundable, "%s payins cannot be refunded", r.method)
+	}
+	if amount > left || left <= 0 {
+		return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "at most %s %s is left to refund", money.Format(left, c), c.Code)
+	}
+	rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
+		RequestType: ledger.MoneyOut, TransactionType: ledger.Refund, Status: ledger.Waiting,
+		Amount: amount, Outgoing: amount, Total: amount, ReferenceID: r.uuid, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return Payin{}, err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "refund.start",
+		RecordID: rec.ID, At: now, Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.Available, Amount: -amount},
+			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: amount},
+		}}); err != nil {
+		if fault.Is(err, fault.CodeInsufficientFunds) {
+			return Payin{}, fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the refund of %s %s (the payment's fees are not refunded, so a full refund needs other funds)",
+				money.Format(amount, c), c.Code)
 		}
-		if r.status != Received && r.status != ReturnReceived && r.status != ReturnExpired {
-			return Payin{}, fault.State("payin %s is %s; only a received payin can be refunded", r.uuid, r.status)
-		}
-		c, _ := money.Lookup(r.currency)
-		left := r.paid - r.refunded
-		amount := left
-		if !req.Amount.IsZero() {
-			if amount, _, err = money.ParseField("amount", req.Amount, c); err != nil {
-				return Payin{}, err
-			}
-		}
-		if amount > left || left <= 0 {
-			return Payin{}, fault.Rule(fault.CodeAmountOutOfRange, "at most %s %s is left to refund", money.Format(left, c), c.Code)
-		}
-		rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
-			RequestType: ledger.MoneyOut, TransactionType: ledger.Refund, Status: ledger.Waiting,
-			Amount: amount, Outgoing: amount, Total: amount, ReferenceID: r.uuid, CreatedAt: now}
-		if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
-			return Payin{}, err
-		}
-		if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "refund.start",
-			RecordID: rec.ID, At: now, Legs: []ledger.Leg{
-				{Account: r.accountID, Bucket: ledger.Available, Amount: -amount},
-				{Account: r.accountID, Bucket: ledger.Outgoing, Amount: amount},
-			}}); err != nil {
-			if fault.Is(err, fault.CodeInsufficientFunds) {
-				return Payin{}, fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the refund of %s %s (the payment's fees are not refunded, so a full refund needs other funds)",
-					money.Format(amount, c), c.Code)
-			}
-			return Payin{}, err
-		}
-		refundID := store.RandomID(store.UUIDLen)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO payin_refunds (uuid, payin_uuid, merchant_id, amount, description, status, balance_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $7)`, refundID, r.uuid, r.merchantID, amount, req.Description, rec.ID, now.UnixMilli()); err != nil {
-			return Payin{}, fmt.Errorf("refund payin %s: %w", r.uuid, err)
-		}
-		r.refunded += amount
-		r.lastRefund = amount
-		r.refundDescription = req.Description
-		if err := s.queue.Enqueue(ctx, tx, jobRefund, refundRef{MerchantID: r.merchantID, Refund: refundID},
-			job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.RefundDelay)}); err != nil {
-			return Payin{}, err
-		}
-		if err := s.setStatus(ctx, tx, &r, ReturnPending, now); err != nil {
-			return Payin{}, err
-		}
-		return r.view(), nil
-	})
+		return Payin{}, err
+	}
+	refundID := store.RandomID(store.UUIDLen)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO payin_refunds (uuid, payin_uuid, merchant_id, amount, description, status, balance_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $7)`, refundID, r.uuid, r.merchantID, amount, req.Description, rec.ID, now.UnixMilli()); err != nil {
+		return Payin{}, fmt.Errorf("refund payin %s: %w", r.uuid, err)
+	}
+	r.refunded += amount
+	r.lastRefund = amount
+	r.refundDescription = req.Description
+	if err := s.queue.Enqueue(ctx, tx, jobRefund, refundRef{MerchantID: r.merchantID, Refund: refundID},
+		job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.RefundDelay)}); err != nil {
+		return Payin{}, err
+	}
+	if err := s.setStatus(ctx, tx, &r, ReturnPending, now); err != nil {
+		return Payin{}, err
+	}
+	return r.view(), nil
 }
 
 // sandboxExpire in a refund's description makes the sandbox rail fail it:
@@ -340,7 +330,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if err != nil {
 		return err
 	}
-	now, err := s.merchantNow(ctx, tx, r.merchantID)
+	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	if err != nil {
 		return err
 	}
@@ -399,10 +389,18 @@ const (
 	maxOTPAttempts = 5
 )
 
+// OTPOutcome is what confirm_otp decided: the payment details, or the
+// refusal of a wrong code, which is an answer (400) whose counted attempt
+// must still be committed.
+type OTPOutcome struct {
+	Result  OTPResult
+	Refusal error
+}
+
 // ConfirmOTP checks the OTP of a payin at stage authorize_otp. The right
 // code clears the stage, issues pay_code and sends it by webhook. A wrong
-// code is counted (and committed) before the 400 answer; the fifth fails the payin.
-func (s *Service) ConfirmOTP(ctx context.Context, p merchant.Principal, req OTPRequest) (OTPResult, error) {
+// code is counted in tx and refused (Refusal); the fifth fails the payin.
+func (s *Service) ConfirmOTP(ctx context.Context, tx *store.Tx, p merchant.Principal, req OTPRequest) (OTPOutcome, error) {
 	f := fault.Fields{}
 	if req.UUID == "" {
 		f.Add("uuid", "is required")
@@ -413,50 +411,45 @@ func (s *Service) ConfirmOTP(ctx context.Context, p merchant.Principal, req OTPR
 	if err := f.Err(); err != nil {
 		e, _ := fault.As(err)
 		e.Kind = fault.Malformed
-		return OTPResult{}, e
+		return OTPOutcome{}, e
 	}
-	now := clock.Offset(s.clock, p.ClockOffset).Now()
-	type outcome struct {
-		result OTPResult
-		err    error
-	}
-	out, err := store.Do(ctx, s.db, func(tx *store.Tx) (outcome, error) {
-		r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
-		if err != nil {
-			return outcome{}, err
-		}
-		if r.status != Pending || r.stage != StageAuthorizeOTP {
-			return outcome{}, otpError("payin %s is not waiting for an OTP", r.uuid)
-		}
-		if len(req.Code) > 16 || req.Code != sandboxOTP {
-			r.otpAttempts++
-			if r.otpAttempts >= maxOTPAttempts {
-				r.stage = ""
-				if err := s.setStatus(ctx, tx, &r, Failed, now); err != nil {
-					return outcome{}, err
-				}
-				return outcome{err: otpError("wrong code; %d wrong codes: the payin has failed", maxOTPAttempts)}, nil
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE payins SET otp_attempts = $1, updated_at = $2 WHERE uuid = $3`, r.otpAttempts, now.UnixMilli(), r.uuid); err != nil {
-				return outcome{}, err
-			}
-			return outcome{err: otpError("wrong code; %d attempts left", maxOTPAttempts-r.otpAttempts)}, nil
-		}
-		r.stage = ""
-		r.payCode = s.otpPayCode(r)
-		r.updatedAt = now.UnixMilli()
-		if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
-			return outcome{}, err
-		}
-		if err := s.emit(ctx, tx, r, "payin.pay_code", now); err != nil {
-			return outcome{}, err
-		}
-		return outcome{result: OTPResult{PayCode: r.view().PayCode}}, nil
-	})
+	now := s.clock.Of(p)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
 	if err != nil {
-		return OTPResult{}, err
+		return OTPOutcome{}, err
 	}
-	return out.result, out.err
+	if r.status != Pending || r.stage != StageAuthorizeOTP {
+		return OTPOutcome{}, otpError("payin %s is not waiting for an OTP", r.uuid)
+	}
+	if len(req.Code) > 16 || req.Code != sandboxOTP {
+		return s.wrongOTP(ctx, tx, &r, now)
+	}
+	r.stage = ""
+	r.payCode = s.otpPayCode(r)
+	r.updatedAt = now.UnixMilli()
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
+		return OTPOutcome{}, err
+	}
+	if err := s.emit(ctx, tx, r, "payin.pay_code", now); err != nil {
+		return OTPOutcome{}, err
+	}
+	return OTPOutcome{Result: OTPResult{PayCode: r.view().PayCode}}, nil
+}
+
+// wrongOTP counts a wrong code; the maxOTPAttempts-th fails the payin.
+func (s *Service) wrongOTP(ctx context.Context, tx *store.Tx, r *row, now time.Time) (OTPOutcome, error) {
+	r.otpAttempts++
+	if r.otpAttempts >= maxOTPAttempts {
+		r.stage = ""
+		if err := s.setStatus(ctx, tx, r, Failed, now); err != nil {
+			return OTPOutcome{}, err
+		}
+		return OTPOutcome{Refusal: otpError("wrong code; %d wrong codes: the payin has failed", maxOTPAttempts)}, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET otp_attempts = $1, updated_at = $2 WHERE uuid = $3`, r.otpAttempts, now.UnixMilli(), r.uuid); err != nil {
+		return OTPOutcome{}, err
+	}
+	return OTPOutcome{Refusal: otpError("wrong code; %d attempts left", maxOTPAttempts-r.otpAttempts)}, nil
 }
 
 func otpError(format string, args ...any) error {

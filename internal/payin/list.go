@@ -31,7 +31,7 @@ type MethodParamsView struct {
 }
 
 func (m Method) view() MethodView {
-	c, _ := money.Lookup(m.Currency)
+	c := m.currency
 	return MethodView{PayinMethodName: m.Code, Currency: m.Currency, Description: m.Description, Symbol: c.Symbol,
 		MinAmount: money.StringOf(m.MinMinor, c), MaxAmount: money.StringOf(m.MaxMinor, c),
 		IsRefundable: m.Refundable, IsCancellable: m.Cancellable, RequireContact: m.RequireContact, RequireKYC: m.RequireKYC,
@@ -57,8 +57,8 @@ func (s *Service) MethodParams(ctx context.Context, p merchant.Principal, code s
 	if err != nil {
 		return MethodParamsView{}, err
 	}
-	m, ok := Lookup(code)
-	if !ok || !isEnabled(m, acc.Currency, acc.Methods) {
+	m, err := Lookup(code)
+	if err != nil || !isEnabled(m, acc.Currency, acc.Methods) {
 		return MethodParamsView{}, notEnabled(code)
 	}
 	params := map[string]string{}

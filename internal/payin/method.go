@@ -67,13 +67,15 @@ type Method struct {
 	// amount plus a fixed part.
 	FeeBPS        int64
 	FeeFixedMinor int64
+	// currency is Currency's definition, filled in from money at start.
+	currency money.Currency
 }
 
 // units converts whole currency units to minor units for the catalogue.
 func units(code string, n int64) int64 {
-	c, ok := money.Lookup(code)
-	if !ok {
-		panic("payin catalogue: unknown currency " + code)
+	c, err := money.Lookup(code)
+	if err != nil {
+		panic("payin catalogue: " + err.Error())
 	}
 	for range c.Digits {
 		n *= 10
@@ -163,21 +165,32 @@ var catalogue = []Method{
 		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
 }
 
+// byCode indexes the catalogue, whose entries it checks (codes unique,
+// currencies known) once, at start.
 var byCode = func() map[string]Method {
 	m := map[string]Method{}
-	for _, meth := range catalogue {
+	for i, meth := range catalogue {
 		if _, dup := m[meth.Code]; dup {
 			panic(fmt.Sprintf("payin catalogue: %s twice", meth.Code))
 		}
-		m[meth.Code] = meth
+		c, err := money.Lookup(meth.Currency)
+		if err != nil {
+			panic("payin catalogue: " + err.Error())
+		}
+		catalogue[i].currency = c
+		m[meth.Code] = catalogue[i]
 	}
 	return m
 }()
 
-// Lookup finds a method by its code.
-func Lookup(code string) (Method, bool) {
+// Lookup finds a method by its code. A code that is not in the catalogue is
+// an error that names it.
+func Lookup(code string) (Method, error) {
 	m, ok := byCode[code]
-	return m, ok
+	if !ok {
+		return Method{}, fmt.Errorf("%q is not a payin method", code)
+	}
+	return m, nil
 }
 
 // Enabled returns the methods an account offers: those named in its

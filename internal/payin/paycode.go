@@ -103,7 +103,7 @@ func (s *Service) laterPayCode(r row, now time.Time) string {
 
 // otpPayCode is what a confirmed OTP issues.
 func (s *Service) otpPayCode(r row) string {
-	m, _ := Lookup(r.method)
+	m := r.meth
 	if m.Family == VirtualAccount {
 		return encode(virtualAccount(r))
 	}

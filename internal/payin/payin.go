@@ -66,7 +66,7 @@ type Contacts interface {
 type Service struct {
 	db       *store.DB
 	queue    *job.Queue
-	clock    clock.Clock
+	clock    merchant.Clock
 	log      *slog.Logger
 	webhooks *webhook.Dispatcher
 	policy   webhook.Policy
@@ -86,7 +86,7 @@ type Service struct {
 type Deps struct {
 	DB        *store.DB
 	Queue     *job.Queue
-	Clock     clock.Clock
+	Clock     merchant.Clock
 	Log       *slog.Logger
 	Webhooks  *webhook.Dispatcher
 	Policy    webhook.Policy
@@ -146,6 +146,8 @@ type RefundInformation struct {
 // row is a payins row.
 type row struct {
 	uuid, merchantID, method, currency   string
+	meth                                 Method         // the catalogue's entry for method
+	cur                                  money.Currency // currency's definition
 	accountID                            int64
 	status                               Status
 	stage                                string
@@ -171,7 +173,16 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 		&r.gstAmount, &r.total, &r.paid, &r.fee, &r.reserve, &r.refunded, &r.lastRefund, &r.refundDescription, &r.name, &r.email,
 		&r.externalID, &r.description, &r.params, &r.payCode, &r.metadata, &r.endpointURL, &r.authorizationHeader,
 		&r.otpAttempts, &r.balanceID, &r.expiredAt, &r.createdAt, &r.updatedAt)
-	return r, err
+	if err != nil {
+		return row{}, err
+	}
+	if r.meth, err = Lookup(r.method); err != nil {
+		return row{}, fmt.Errorf("payin %s: %w", r.uuid, err)
+	}
+	if r.cur, err = money.Lookup(r.currency); err != nil {
+		return row{}, fmt.Errorf("payin %s: %w", r.uuid, err)
+	}
+	return r, nil
 }
 
 func (r row) target() webhook.Target {
@@ -180,8 +191,7 @@ func (r row) target() webhook.Target {
 
 // view renders a row as the API's record.
 func (r row) view() Payin {
-	c, _ := money.Lookup(r.currency)
-	m, _ := Lookup(r.method)
+	c, m := r.cur, r.meth
 	p := Payin{
 		UUID: r.uuid, Name: r.name, Email: r.email, ExternalID: r.externalID, Status: r.status, Stage: r.stage,
 		StatusText: statusText[r.status], Currency: r.currency,
@@ -222,9 +232,4 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType strin
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: eventType, RecordUUID: r.uuid,
 		Target: r.target(), Payload: r.view(), At: at})
 	return err
-}
-
-// merchantNow is the time on a merchant's clock, for jobs.
-func (s *Service) merchantNow(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
-	return merchant.Now(ctx, q, s.clock, merchantID)
 }

@@ -14,8 +14,7 @@ import (
 
 // qrAmount writes minor units as the decimal a QR carries, without a
 // fraction when it is whole ("100000", "99.50").
-func qrAmount(minor int64, code string) string {
-	c, _ := money.Lookup(code)
+func qrAmount(minor int64, c money.Currency) string {
 	s := money.Format(minor, c)
 	if i := strings.IndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
 		s = s[:i]
@@ -25,7 +24,7 @@ func qrAmount(minor int64, code string) string {
 
 // qrString returns the EMVCo payload of a QR method's payin.
 func qrString(m Method, r row) (string, error) {
-	amount := qrAmount(r.total, r.currency)
+	amount := qrAmount(r.total, r.cur)
 	switch m.Code {
 	case "id_bank_qris_idr":
 		return qr.QRIS(qr.QRISParams{

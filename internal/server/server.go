@@ -97,7 +97,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, DB: db, Metrics: httpapi.NewMetrics()}
 	s.Queue = job.New(db, cfg.Clock, cfg.Log, s.Metrics.ObserveJob)
 	s.Merchants = merchant.NewService(db, cfg.Clock)
-	s.Deposits = deposit.NewService(db, s.Queue, cfg.Clock)
+	merchantClock := merchant.NewClock(cfg.Clock)
+	s.Deposits = deposit.NewService(db, s.Queue, merchantClock)
 	s.Queue.Handle(jobPurgeIdempotency, func(ctx context.Context, tx *store.Tx, _ job.Job) error {
 		_, err := idempotency.Purge(ctx, tx, cfg.Clock.Now())
 		return err
@@ -107,19 +108,19 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		s.Webhooks.Schedule = cfg.WebhookSchedule
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
-	s.Contacts = contact.NewService(db, cfg.Clock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
+	s.Contacts = contact.NewService(db, merchantClock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
 	s.Contacts.Deliver(contact.Delivery{Sandbox: cfg.Env == httpapi.Sandbox, Email: email, Queue: s.Queue})
 	linkKey, err := db.Secret(ctx, "links")
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: cfg.Clock, Log: cfg.Log, Webhooks: s.Webhooks,
+	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
-		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, Log: cfg.Log, Metrics: s.Metrics,
+		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
 		Contacts: s.Contacts, Payins: s.Payins, Pages: s.Pages,
 	})

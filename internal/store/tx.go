@@ -24,55 +24,28 @@ func (tx *Tx) DB() *DB { return tx.db }
 // AfterCommit runs f after a successful commit. It is not run on rollback.
 func (tx *Tx) AfterCommit(f func()) { tx.afterCommit = append(tx.afterCommit, f) }
 
-// ClaimHook lets a request-scoped claim (an Idempotency-Key) take part in the
-// transaction that carries the request's effect: Acquire runs first, Complete
-// runs last with the transaction's result, both inside the transaction.
-type ClaimHook interface {
-	Acquire(ctx context.Context, tx *Tx) error
-	Complete(ctx context.Context, tx *Tx, result any) error
-}
-
-type claimKey struct{}
-
-// WithClaim attaches a claim to ctx; the next transaction run with Do under
-// that ctx takes part in it.
-func WithClaim(ctx context.Context, c ClaimHook) context.Context {
-	return context.WithValue(ctx, claimKey{}, c)
-}
-
-// WithoutClaim detaches ctx from any claim, for work done on behalf of a
-// request that is not the request's own effect (jobs run by the test clock).
-func WithoutClaim(ctx context.Context) context.Context {
-	return context.WithValue(ctx, claimKey{}, nil)
-}
-
-func claimFrom(ctx context.Context) ClaimHook {
-	c, _ := ctx.Value(claimKey{}).(ClaimHook)
-	return c
-}
-
 // maxAttempts bounds the retries of a transaction that PostgreSQL aborted for
 // a serialization failure or a deadlock; the function is pure with respect to
 // the database, so running it again is safe.
 const maxAttempts = 4
 
-// Do runs fn in one write transaction and commits it. A claim attached to ctx
-// (WithClaim) is acquired at the start and completed with fn's result before
-// the commit, so the claim and the effect are one atomic fact.
+// Do runs fn in one write transaction and commits it, running fn again
+// (up to maxAttempts) when PostgreSQL aborts it for a serialization failure
+// or a deadlock. Whatever must be one atomic fact with fn's writes (an
+// idempotency claim, say) is written by fn itself, in tx.
 func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
-	claim := claimFrom(ctx)
 	for attempt := 1; ; attempt++ {
 		var v T
 		var err error
 		if lane, ok := db.laneFor(ctx); ok {
 			err = db.submit(ctx, lane, func(tx *Tx) error {
 				var err error
-				v, err = work(ctx, tx, claim, fn)
+				v, err = fn(tx)
 				return err
 			})
 		} else {
-			v, err = runTx(ctx, db, claim, fn)
+			v, err = runTx(ctx, db, fn)
 		}
 		if err == nil {
 			return v, nil
@@ -83,31 +56,13 @@ func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, erro
 	}
 }
 
-// work is one transaction's work: the claim, fn, and the claim's completion.
-func work[T any](ctx context.Context, tx *Tx, claim ClaimHook, fn func(tx *Tx) (T, error)) (T, error) {
-	var zero T
-	if claim != nil {
-		if err := claim.Acquire(ctx, tx); err != nil {
-			return zero, err
-		}
-	}
-	v, err := fn(tx)
-	if err == nil && claim != nil {
-		err = claim.Complete(ctx, tx, v)
-	}
-	if err != nil {
-		return zero, err
-	}
-	return v, nil
-}
-
 // Exec is Do for work without a result.
 func (db *DB) Exec(ctx context.Context, fn func(tx *Tx) error) error {
 	_, err := Do(ctx, db, func(tx *Tx) (struct{}, error) { return struct{}{}, fn(tx) })
 	return err
 }
 
-func runTx[T any](ctx context.Context, db *DB, claim ClaimHook, fn func(tx *Tx) (T, error)) (T, error) {
+func runTx[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -122,7 +77,7 @@ func runTx[T any](ctx context.Context, db *DB, claim ClaimHook, fn func(tx *Tx) 
 			panic(p)
 		}
 	}()
-	v, err := work(ctx, tx, claim, fn)
+	v, err := fn(tx)
 	if err != nil {
 		_ = sqlTx.Rollback()
 		return zero, err

@@ -251,7 +251,7 @@ type payView struct {
 
 func (h *payPage) view(pi payin.Payin, token string) payView {
 	method := pi.PaymentMethod
-	if m, ok := payin.Lookup(pi.PaymentMethod); ok {
+	if m, err := payin.Lookup(pi.PaymentMethod); err == nil {
 		method = m.Description
 	}
 	pending := pi.Status == payin.Pending

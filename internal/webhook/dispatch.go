@@ -290,9 +290,9 @@ func (d *Dispatcher) send(ctx context.Context, ev claimed, at time.Time) outcome
 	req.Header.Set("webhook-id", ev.id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
-	t0 := time.Now()
+	t0 := d.clock.Now()
 	res, err := d.client.Do(req)
-	latency := time.Since(t0)
+	latency := d.clock.Now().Sub(t0)
 	if err != nil {
 		msg := err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {

@@ -129,20 +129,18 @@ func (d *Dispatcher) Delivery(ctx context.Context, q store.Querier, merchantID, 
 // Resend queues an event for another attempt now, whatever its state; if it
 // fails again, the retry schedule starts over. The webhook-id stays the same,
 // so a receiver that already processed it can recognise the duplicate.
-func (d *Dispatcher) Resend(ctx context.Context, merchantID, id string) (Delivery, error) {
-	return store.Do(ctx, d.db, func(tx *store.Tx) (Delivery, error) {
-		now := d.clock.Now().UnixMilli()
-		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $1,
-			locked_until = NULL, updated_at = $1 WHERE merchant_id = $2 AND id = $3`, now, merchantID, id))
-		if err != nil {
-			return Delivery{}, fmt.Errorf("resend %s: %w", id, err)
-		}
-		if !ok {
-			return Delivery{}, fault.NotFoundf("no webhook event %s", id)
-		}
-		tx.AfterCommit(d.Wake)
-		return d.Delivery(ctx, tx, merchantID, id)
-	})
+func (d *Dispatcher) Resend(ctx context.Context, tx *store.Tx, merchantID, id string) (Delivery, error) {
+	now := d.clock.Now().UnixMilli()
+	ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $1,
+		locked_until = NULL, updated_at = $1 WHERE merchant_id = $2 AND id = $3`, now, merchantID, id))
+	if err != nil {
+		return Delivery{}, fmt.Errorf("resend %s: %w", id, err)
+	}
+	if !ok {
+		return Delivery{}, fault.NotFoundf("no webhook event %s", id)
+	}
+	tx.AfterCommit(d.Wake)
+	return d.Delivery(ctx, tx, merchantID, id)
 }
 
 // Ping is the body of a test event.
@@ -154,20 +152,18 @@ type Ping struct {
 
 // SendPing emits a ping event to target through the same path as every
 // other event (signing, retries, log), so a merchant can check a receiver.
-func (d *Dispatcher) SendPing(ctx context.Context, merchantID string, target Target, now time.Time) (Delivery, error) {
+func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID string, target Target, now time.Time) (Delivery, error) {
 	if err := d.policy.Validate("", target); err != nil {
 		return Delivery{}, err
 	}
 	if target.IsZero() {
 		return Delivery{}, fault.Field("endpoint_url", "is required")
 	}
-	return store.Do(ctx, d.db, func(tx *store.Tx) (Delivery, error) {
-		uuid := store.RandomID(store.UUIDLen)
-		id, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
-			Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
-		if err != nil {
-			return Delivery{}, err
-		}
-		return d.Delivery(ctx, tx, merchantID, id)
-	})
+	uuid := store.RandomID(store.UUIDLen)
+	id, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
+		Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
+	if err != nil {
+		return Delivery{}, err
+	}
+	return d.Delivery(ctx, tx, merchantID, id)
 }

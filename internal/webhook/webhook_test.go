@@ -270,11 +270,11 @@ func TestGoneStopsAndScheduleEnds(t *testing.T) {
 			t.Errorf("always failing: attempts = %d, want %d", got, len(fastSchedule)+1)
 		}
 		healthy.Store(true)
-		if _, err := d.Resend(context.Background(), merchantID, failID); err != nil {
+		if _, err := storetest.Write(context.Background(), db, d.Resend, merchantID, failID); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "resent delivery", 10*time.Second, func() bool { return status(t, d, merchantID, failID).Status == Delivered })
-		if _, err := d.Resend(context.Background(), "OTHER123", failID); err == nil {
+		if _, err := storetest.Write(context.Background(), db, d.Resend, "OTHER123", failID); err == nil {
 			t.Errorf("Resend by another merchant = nil, want not found")
 		}
 	})

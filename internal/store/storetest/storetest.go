@@ -104,3 +104,10 @@ func PostgresDSN(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// Write runs a service's write method (ctx, tx, caller, request) in a
+// transaction of its own, as the HTTP layer runs one request, and returns
+// what it returned (nothing is committed when it fails).
+func Write[P, Req, Res any](ctx context.Context, db *store.DB, call func(context.Context, *store.Tx, P, Req) (Res, error), p P, req Req) (Res, error) {
+	return store.Do(ctx, db, func(tx *store.Tx) (Res, error) { return call(ctx, tx, p, req) })
+}
