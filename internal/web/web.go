@@ -1,7 +1,8 @@
-// Package web serves payd's browser-facing pages: the hosted payment pages
-// of payins and payment gateway links, the identity verification page, and
-// the merchant portal. Pages are html/template with embedded assets; there is
-// no front-end build step.
+// Package web serves payd's browser-facing pages: today the hosted payment
+// page of payins (/pay/) and the identity verification page (/verify/). Each
+// page that lands (checkout, the merchant portal) mounts itself in New and
+// adds its prefix to Prefixes. Pages are html/template with embedded assets;
+// there is no front-end build step.
 package web
 
 import (
@@ -38,6 +39,6 @@ func New(d Deps) *Pages {
 }
 
 // Prefixes are the path prefixes the pages own; the API routes them here.
-var Prefixes = []string{"/pay/", "/verify/", "/checkout/", "/portal/", "/assets/"}
+var Prefixes = []string{"/pay/", "/verify/", "/assets/"}
 
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
