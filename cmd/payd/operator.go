@@ -185,6 +185,7 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 	approvals := f.String("approvals", "", "on or off: hold payouts for maker-checker approval")
 	methods := f.String("methods", "", "comma-separated enabled method codes ('default' for the catalogue's defaults)")
 	accountType := f.String("account-type", "", "aggregated or dedicated")
+	hold := f.Duration("approval-hold", 0, "how long a held payout waits for a decision before it expires (default of a new account: 168h)")
 	asJSON := f.Bool("json", false, "print JSON")
 	if err := f.parse(args); err != nil {
 		return err
@@ -212,6 +213,9 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 		t := merchant.AccountType(*accountType)
 		u.AccountType = &t
 	}
+	if *hold != 0 {
+		u.ApprovalHold = hold
+	}
 	svc, db, err := openMerchants(ctx, *dsn)
 	if err != nil {
 		return err
@@ -222,9 +226,9 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	view := map[string]any{"currency": acc.Currency, "account_number": acc.AccountNumber, "approvals": acc.Approvals,
-		"methods": acc.Methods, "account_type": acc.AccountType}
+		"approval_hold": acc.ApprovalHold.String(), "methods": acc.Methods, "account_type": acc.AccountType}
 	return output(env.stdout, *asJSON, view, func(w io.Writer) {
-		fmt.Fprintf(w, "%s account %s: approvals %v, type %s, methods %s\n", acc.Currency, acc.AccountNumber, acc.Approvals, acc.AccountType, methodList(acc.Methods))
+		fmt.Fprintf(w, "%s account %s: approvals %v (hold %s), type %s, methods %s\n", acc.Currency, acc.AccountNumber, acc.Approvals, acc.ApprovalHold, acc.AccountType, methodList(acc.Methods))
 	})
 }
 

@@ -23,6 +23,8 @@ type Account struct {
 	// Methods lists the enabled method codes; nil means the catalogue's defaults for the currency.
 	Methods   []string
 	Approvals bool
+	// ApprovalHold is how long a held payout waits for a decision before it expires.
+	ApprovalHold time.Duration
 	// ReserveBPS is the rolling reserve held from each payin, in basis points.
 	ReserveBPS  int64
 	ReserveDays int
@@ -31,14 +33,15 @@ type Account struct {
 }
 
 const accountColumns = `id, merchant_id, kind, currency, account_number, account_type, status, methods, approvals,
-	reserve_bps, reserve_days, min_balance, created_at`
+	approval_hold_ms, reserve_bps, reserve_days, min_balance, created_at`
 
 func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
 	var a Account
 	var methods *string
-	var created int64
+	var created, holdMS int64
 	err := row.Scan(&a.ID, &a.MerchantID, &a.Kind, &a.Currency, &a.AccountNumber, &a.AccountType, &a.Status, &methods,
-		&a.Approvals, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &created)
+		&a.Approvals, &holdMS, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &created)
+	a.ApprovalHold = time.Duration(holdMS) * time.Millisecond
 	if methods != nil {
 		a.Methods = splitMethods(*methods)
 	}
@@ -87,7 +90,15 @@ type AccountUpdate struct {
 	Approvals   *bool
 	Methods     *[]string
 	AccountType *AccountType
+	// ApprovalHold is between MinApprovalHold and MaxApprovalHold.
+	ApprovalHold *time.Duration
 }
+
+// Bounds of an account's approval hold window.
+const (
+	MinApprovalHold = time.Hour
+	MaxApprovalHold = 90 * 24 * time.Hour
+)
 
 var methodCode = regexp.MustCompile(`^[a-z0-9_]{3,64}$`)
 
@@ -103,6 +114,9 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 				f.Add("methods", fmt.Sprintf("%q is not a method code", m))
 			}
 		}
+	}
+	if h := u.ApprovalHold; h != nil && (*h < MinApprovalHold || *h > MaxApprovalHold) {
+		f.Add("approval_hold", "must be from 1h to 2160h (90 days)")
 	}
 	if err := f.Err(); err != nil {
 		return Account{}, err
@@ -121,12 +135,15 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 		if u.AccountType != nil {
 			acc.AccountType = *u.AccountType
 		}
+		if u.ApprovalHold != nil {
+			acc.ApprovalHold = *u.ApprovalHold
+		}
 		var methods any
 		if acc.Methods != nil {
 			methods = strings.Join(acc.Methods, ",")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3 WHERE id = $4`,
-			acc.Approvals, methods, string(acc.AccountType), acc.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3, approval_hold_ms = $4 WHERE id = $5`,
+			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), acc.ID); err != nil {
 			return Account{}, fmt.Errorf("update account: %w", err)
 		}
 		return acc, nil

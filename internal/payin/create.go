@@ -14,6 +14,7 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/param"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -93,7 +94,10 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 	if params == nil {
 		params = map[string]any{}
 	}
-	validateParams(m, params, f)
+	param.Validate("payin_method_params", m.Code, m.Params, params, f)
+	if m.Code == "ug_bank_ugx" {
+		param.ByUserType(params, "payin_method_params.", true, f)
+	}
 	return c, f.Err()
 }
 
@@ -108,7 +112,7 @@ func (s *Service) checkMembers(f fault.Fields, r *Request) {
 	text("email", r.Email, maxEmailLen)
 	text("external_id", r.ExternalID, maxExternalIDLen)
 	text("description", r.Description, maxDescriptionLen)
-	if r.Email != "" && checkEmail(r.Email) != "" {
+	if r.Email != "" && param.Email(r.Email) != "" {
 		f.Add("email", "must be an email address")
 	}
 	if len(r.Metadata) > maxMetadata {

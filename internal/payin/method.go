@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"payd/internal/money"
+	"payd/internal/param"
 )
 
 // Family groups methods by how the customer pays, which decides the shape of
@@ -25,26 +26,6 @@ const (
 	MobileMoney Family = "mobile_money"
 )
 
-// Param is a method-specific field to collect, as GET payin_method/params
-// describes it: "<type>:<Mandatory|Optional> <label>".
-type Param struct {
-	Name      string
-	Type      string // "string" or "boolean"
-	Mandatory bool
-	Label     string
-	// Check validates a present value; nil accepts any value of Type.
-	Check func(v any) string
-}
-
-// Describe renders the contract's "string:Mandatory callback URL" form.
-func (p Param) Describe() string {
-	m := "Optional"
-	if p.Mandatory {
-		m = "Mandatory"
-	}
-	return p.Type + ":" + m + " " + p.Label
-}
-
 // Method is one way to pay, as data: the catalogue below is the only place
 // a method is defined.
 type Method struct {
@@ -60,7 +41,7 @@ type Method struct {
 	RequireKYC         bool
 	// OTP methods start at stage authorize_otp.
 	OTP    bool
-	Params []Param
+	Params []param.Param
 	// OffByDefault methods must be enabled per account (ug_bank_ugx).
 	OffByDefault bool
 	// FeeBPS and FeeFixedMinor are the default fee: basis points of the paid
@@ -84,20 +65,20 @@ func units(code string, n int64) int64 {
 }
 
 var (
-	pCallback        = Param{Name: "callback_url", Type: "string", Mandatory: true, Label: "callback URL", Check: checkURL}
-	pCallbackOpt     = Param{Name: "callback_url", Type: "string", Label: "callback URL", Check: checkURL}
-	pFailureCallback = Param{Name: "failure_callback_url", Type: "string", Label: "failure callback URL", Check: checkURL}
-	pIP              = Param{Name: "ip_address", Type: "string", Mandatory: true, Label: "customer IP address", Check: checkIP}
-	pPhone           = Param{Name: "phone", Type: "string", Mandatory: true, Label: "customer phone number", Check: checkPhone}
-	pPhoneOpt        = Param{Name: "phone", Type: "string", Label: "customer phone number", Check: checkPhone}
-	pUserName        = Param{Name: "user_name", Type: "string", Mandatory: true, Label: "account holder name", Check: checkText(100)}
-	pUserID          = Param{Name: "user_id", Type: "string", Mandatory: true, Label: "merchant's user id", Check: checkText(64)}
-	pUserIDOpt       = Param{Name: "user_id", Type: "string", Label: "merchant's user id", Check: checkText(64)}
-	pFirstName       = Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name", Check: checkText(100)}
-	pLastName        = Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name", Check: checkText(100)}
-	pFirstKana       = Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name (katakana)", Check: checkKatakana}
-	pLastKana        = Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name (katakana)", Check: checkKatakana}
-	pEmail           = Param{Name: "email", Type: "string", Mandatory: true, Label: "customer email", Check: checkEmail}
+	pCallback        = param.Param{Name: "callback_url", Type: "string", Mandatory: true, Label: "callback URL", Check: param.URL}
+	pCallbackOpt     = param.Param{Name: "callback_url", Type: "string", Label: "callback URL", Check: param.URL}
+	pFailureCallback = param.Param{Name: "failure_callback_url", Type: "string", Label: "failure callback URL", Check: param.URL}
+	pIP              = param.Param{Name: "ip_address", Type: "string", Mandatory: true, Label: "customer IP address", Check: param.IP}
+	pPhone           = param.Param{Name: "phone", Type: "string", Mandatory: true, Label: "customer phone number", Check: param.Phone}
+	pPhoneOpt        = param.Param{Name: "phone", Type: "string", Label: "customer phone number", Check: param.Phone}
+	pUserName        = param.Param{Name: "user_name", Type: "string", Mandatory: true, Label: "account holder name", Check: param.Text(100)}
+	pUserID          = param.Param{Name: "user_id", Type: "string", Mandatory: true, Label: "merchant's user id", Check: param.Text(64)}
+	pUserIDOpt       = param.Param{Name: "user_id", Type: "string", Label: "merchant's user id", Check: param.Text(64)}
+	pFirstName       = param.Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name", Check: param.Text(100)}
+	pLastName        = param.Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name", Check: param.Text(100)}
+	pFirstKana       = param.Param{Name: "first_name", Type: "string", Mandatory: true, Label: "first name (katakana)", Check: param.Katakana}
+	pLastKana        = param.Param{Name: "last_name", Type: "string", Mandatory: true, Label: "last name (katakana)", Check: param.Katakana}
+	pEmail           = param.Param{Name: "email", Type: "string", Mandatory: true, Label: "customer email", Check: param.Email}
 )
 
 // catalogue is every payin method payd offers (CONTRACT §4). Limits come from
@@ -106,63 +87,63 @@ var (
 var catalogue = []Method{
 	{Code: "au_payid_npp_aud", Currency: "AUD", Family: BankTransfer, Description: "PayID (NPP) bank transfer",
 		MinMinor: units("AUD", 20), MaxMinor: units("AUD", 10_000), Refundable: true, Cancellable: true, RequireContact: true,
-		Params: []Param{pCallback}, FeeBPS: 50},
+		Params: []param.Param{pCallback}, FeeBPS: 50},
 	{Code: "id_bank_qris_idr", Currency: "IDR", Family: QR, Description: "QRIS",
 		MinMinor: units("IDR", 1_000), MaxMinor: units("IDR", 10_000_000), Refundable: true, Cancellable: true,
 		FeeBPS: 70},
 	{Code: "vn_vietqr_vnd", Currency: "VND", Family: QR, Description: "VietQR bank transfer",
 		MinMinor: units("VND", 10_000), MaxMinor: units("VND", 500_000_000), Refundable: true, Cancellable: true,
-		Params: []Param{pIP, pPhone, {Name: "transliterate", Type: "boolean", Label: "transliterate Vietnamese names"}}, FeeBPS: 60},
+		Params: []param.Param{pIP, pPhone, {Name: "transliterate", Type: "boolean", Label: "transliterate Vietnamese names"}}, FeeBPS: 60},
 	{Code: "kr_bank_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean bank transfer to a virtual account",
 		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
-		Params: []Param{pUserName}, FeeBPS: 80},
+		Params: []param.Param{pUserName}, FeeBPS: 80},
 	{Code: "kr_bank_va_kyc_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean virtual account with KYC and OTP",
 		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
-		RequireContact: true, RequireKYC: true, OTP: true, Params: []Param{pUserName, pPhone}, FeeBPS: 90},
+		RequireContact: true, RequireKYC: true, OTP: true, Params: []param.Param{pUserName, pPhone}, FeeBPS: 90},
 	{Code: "jp_bank_jpy", Currency: "JPY", Family: BankTransfer, Description: "Japanese domestic bank transfer (Zengin)",
 		MinMinor: units("JPY", 100), MaxMinor: units("JPY", 10_000_000), Refundable: true, Cancellable: true,
-		Params: []Param{pUserID, pUserName, pIP, pFirstKana, pLastKana, pPhone, pEmail}, FeeBPS: 100},
+		Params: []param.Param{pUserID, pUserName, pIP, pFirstKana, pLastKana, pPhone, pEmail}, FeeBPS: 100},
 	{Code: "th_qrpay_thb", Currency: "THB", Family: QR, Description: "Thai QR payment (PromptPay) or manual bank transfer",
 		MinMinor: units("THB", 20), MaxMinor: units("THB", 2_000_000), Refundable: true, Cancellable: true,
-		Params: []Param{pFirstName, pLastName, pPhone, {Name: "bank_code", Type: "string", Mandatory: true, Label: "payer's bank code", Check: checkCode}},
+		Params: []param.Param{pFirstName, pLastName, pPhone, {Name: "bank_code", Type: "string", Mandatory: true, Label: "payer's bank code", Check: param.Code}},
 		FeeBPS: 80},
 	{Code: "ph_ewallet_gcash_php", Currency: "PHP", Family: Redirect, Description: "GCash e-wallet",
 		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
-		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 230},
+		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 230},
 	{Code: "ph_bank_maya_php", Currency: "PHP", Family: Redirect, Description: "Maya",
 		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
-		Params: []Param{pUserIDOpt, {Name: "product_name", Type: "string", Label: "product name", Check: checkText(100)}, pCallbackOpt, pFailureCallback},
+		Params: []param.Param{pUserIDOpt, {Name: "product_name", Type: "string", Label: "product name", Check: param.Text(100)}, pCallbackOpt, pFailureCallback},
 		FeeBPS: 200},
 	{Code: "my_bank_fpx_myr", Currency: "MYR", Family: Redirect, Description: "FPX online banking",
 		MinMinor: units("MYR", 1), MaxMinor: units("MYR", 30_000), Refundable: true, Cancellable: true,
-		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 120},
+		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 120},
 	{Code: "gh_mobile_money_ghs", Currency: "GHS", Family: MobileMoney, Description: "Ghana mobile money",
 		MinMinor: units("GHS", 1), MaxMinor: units("GHS", 10_000), Refundable: false, Cancellable: true, OTP: true,
-		Params: []Param{pPhone}, FeeBPS: 250},
+		Params: []param.Param{pPhone}, FeeBPS: 250},
 	{Code: "ke_mobile_money_kes", Currency: "KES", Family: MobileMoney, Description: "Kenya mobile money (M-Pesa)",
 		MinMinor: units("KES", 10), MaxMinor: units("KES", 150_000), Refundable: false, Cancellable: true, OTP: true,
-		Params: []Param{pPhone}, FeeBPS: 250},
+		Params: []param.Param{pPhone}, FeeBPS: 250},
 	{Code: "cm_mobile_money_xaf", Currency: "XAF", Family: MobileMoney, Description: "Cameroon mobile money",
 		MinMinor: units("XAF", 100), MaxMinor: units("XAF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
-		Params: []Param{pPhone}, FeeBPS: 300},
+		Params: []param.Param{pPhone}, FeeBPS: 300},
 	{Code: "ci_mobile_money_xof", Currency: "XOF", Family: MobileMoney, Description: "Côte d'Ivoire mobile money",
 		MinMinor: units("XOF", 100), MaxMinor: units("XOF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
-		Params: []Param{pPhone}, FeeBPS: 300},
+		Params: []param.Param{pPhone}, FeeBPS: 300},
 	{Code: "ug_bank_ugx", Currency: "UGX", Family: VirtualAccount, Description: "Uganda bank transfer",
 		MinMinor: units("UGX", 15_000), MaxMinor: units("UGX", 36_000_000), Refundable: true, Cancellable: true, OffByDefault: true,
-		Params: []Param{{Name: "user_type", Type: "string", Mandatory: true, Label: "individual or business", Check: checkOneOf("individual", "business")},
-			{Name: "first_name", Type: "string", Label: "first name (individual)", Check: checkText(100)},
-			{Name: "last_name", Type: "string", Label: "last name (individual)", Check: checkText(100)},
+		Params: []param.Param{{Name: "user_type", Type: "string", Mandatory: true, Label: "individual or business", Check: param.OneOf("individual", "business")},
+			{Name: "first_name", Type: "string", Label: "first name (individual)", Check: param.Text(100)},
+			{Name: "last_name", Type: "string", Label: "last name (individual)", Check: param.Text(100)},
 			pPhoneOpt,
-			{Name: "business_name", Type: "string", Label: "business name (business)", Check: checkText(200)},
-			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: checkText(64)}},
+			{Name: "business_name", Type: "string", Label: "business name (business)", Check: param.Text(200)},
+			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}},
 		FeeBPS: 150},
 	{Code: "kh_pay_khr", Currency: "KHR", Family: Redirect, Description: "Cambodian bank payment",
 		MinMinor: units("KHR", 400), MaxMinor: units("KHR", 40_000_000), Refundable: true, Cancellable: true,
-		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 150},
+		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 150},
 	{Code: "us_pay_usd", Currency: "USD", Family: Redirect, Description: "US online payment",
 		MinMinor: units("USD", 1), MaxMinor: units("USD", 10_000), Refundable: true, Cancellable: true,
-		Params: []Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
+		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
 }
 
 // byCode indexes the catalogue, whose entries it checks (codes unique,

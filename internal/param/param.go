@@ -1,4 +1,7 @@
-package payin
+// Package param describes and checks the method-specific fields of payins and
+// payouts (payin_method_params, payout_method_params): each method lists its
+// fields as data, and one validator enforces them.
+package param
 
 import (
 	"fmt"
@@ -13,13 +16,33 @@ import (
 	"payd/internal/fault"
 )
 
+// Param is a method-specific field to collect, as GET payin_method/params
+// and payout_method/params describe it: "<type>:<Mandatory|Optional> <label>".
+type Param struct {
+	Name      string
+	Type      string // "string" or "boolean"
+	Mandatory bool
+	Label     string
+	// Check validates a present value; nil accepts any value of Type.
+	Check func(v any) string
+}
+
+// Describe renders the contract's "string:Mandatory callback URL" form.
+func (p Param) Describe() string {
+	m := "Optional"
+	if p.Mandatory {
+		m = "Mandatory"
+	}
+	return p.Type + ":" + m + " " + p.Label
+}
+
 // Bounds of method parameters.
 const (
-	maxParams     = 30
-	maxParamBytes = 2048
+	MaxCount = 30
+	MaxBytes = 2048
 )
 
-func checkText(max int) func(any) string {
+func Text(max int) func(any) string {
 	return func(v any) string {
 		s := v.(string)
 		if strings.TrimSpace(s) == "" {
@@ -32,7 +55,7 @@ func checkText(max int) func(any) string {
 	}
 }
 
-func checkURL(v any) string {
+func URL(v any) string {
 	u, err := url.Parse(v.(string))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(v.(string)) > 2048 {
 		return "must be an absolute http(s) URL"
@@ -40,7 +63,7 @@ func checkURL(v any) string {
 	return ""
 }
 
-func checkIP(v any) string {
+func IP(v any) string {
 	if _, err := netip.ParseAddr(v.(string)); err != nil {
 		return "must be an IPv4 or IPv6 address"
 	}
@@ -49,14 +72,14 @@ func checkIP(v any) string {
 
 var phonePattern = regexp.MustCompile(`^\+?[0-9][0-9 -]{5,18}[0-9]$`)
 
-func checkPhone(v any) string {
+func Phone(v any) string {
 	if !phonePattern.MatchString(v.(string)) {
 		return "must be a phone number such as +61412345678"
 	}
 	return ""
 }
 
-func checkEmail(v any) string {
+func Email(v any) string {
 	s := v.(string)
 	if a, err := mail.ParseAddress(s); err != nil || a.Address != s || len(s) > 254 {
 		return "must be an email address"
@@ -66,14 +89,14 @@ func checkEmail(v any) string {
 
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{2,20}$`)
 
-func checkCode(v any) string {
+func Code(v any) string {
 	if !codePattern.MatchString(v.(string)) {
 		return "must be a bank code of 2 to 20 letters or digits"
 	}
 	return ""
 }
 
-func checkOneOf(allowed ...string) func(any) string {
+func OneOf(allowed ...string) func(any) string {
 	return func(v any) string {
 		for _, a := range allowed {
 			if v.(string) == a {
@@ -84,9 +107,9 @@ func checkOneOf(allowed ...string) func(any) string {
 	}
 }
 
-// checkKatakana accepts full-width or half-width katakana, with spaces and
+// Katakana accepts full-width or half-width katakana, with spaces and
 // the prolonged sound mark, as Japanese bank transfers require.
-func checkKatakana(v any) string {
+func Katakana(v any) string {
 	s := v.(string)
 	if strings.TrimSpace(s) == "" || utf8.RuneCountInString(s) > 100 {
 		return "must be 1 to 100 katakana characters"
@@ -99,28 +122,30 @@ func checkKatakana(v any) string {
 	return ""
 }
 
-// validateParams checks payin_method_params against the method: types,
-// mandatory members, per-member rules and the method's cross-member rules.
-// Unknown members are kept (integrations send extras) but bounded in size.
-func validateParams(m Method, params map[string]any, f fault.Fields) {
-	if len(params) > maxParams {
-		f.Add("payin_method_params", fmt.Sprintf("has more than %d members", maxParams))
+// Validate checks params, the member named field (payin_method_params,
+// payout_transaction_details[3].payout_method_params), against the fields of
+// method: types, mandatory members and per-member rules, each problem added
+// to f under its member's name. Unknown members are kept (integrations send
+// extras) but bounded in count and size.
+func Validate(field, method string, fields []Param, params map[string]any, f fault.Fields) {
+	if len(params) > MaxCount {
+		f.Add(field, fmt.Sprintf("has more than %d members", MaxCount))
 		return
 	}
 	for k, v := range params {
 		if len(k) > 64 {
-			f.Add("payin_method_params", "has a member name longer than 64 characters")
+			f.Add(field, "has a member name longer than 64 characters")
 		}
-		if s, ok := v.(string); ok && len(s) > maxParamBytes {
-			f.Add("payin_method_params."+k, fmt.Sprintf("is longer than %d bytes", maxParamBytes))
+		if s, ok := v.(string); ok && len(s) > MaxBytes {
+			f.Add(field+"."+k, fmt.Sprintf("is longer than %d bytes", MaxBytes))
 		}
 	}
-	for _, p := range m.Params {
-		name := "payin_method_params." + p.Name
+	for _, p := range fields {
+		name := field + "." + p.Name
 		v, present := params[p.Name]
 		if !present || v == nil || v == "" {
 			if p.Mandatory {
-				f.Add(name, "is required for "+m.Code)
+				f.Add(name, "is required for "+method)
 			}
 			continue
 		}
@@ -133,9 +158,6 @@ func validateParams(m Method, params map[string]any, f fault.Fields) {
 				f.Add(name, problem)
 			}
 		}
-	}
-	if m.Code == "ug_bank_ugx" {
-		requireByUserType(params, "payin_method_params.", true, f)
 	}
 }
 
@@ -150,11 +172,11 @@ func hasType(v any, typ string) bool {
 	}
 }
 
-// requireByUserType enforces the ug_bank_ugx rule of the spec: validation
+// ByUserType enforces the ug_bank_ugx rule of the spec: validation
 // depends on user_type. Individuals give first_name, last_name and phone
 // (payouts: phone only, names excluded); businesses give business_name and
 // registration_number.
-func requireByUserType(params map[string]any, prefix string, withNames bool, f fault.Fields) {
+func ByUserType(params map[string]any, prefix string, withNames bool, f fault.Fields) {
 	var need []string
 	switch params["user_type"] {
 	case "individual":

@@ -1,0 +1,52 @@
+// Package rail is the seam between payd and the payment networks money leaves
+// through: a bank's payment file, NPP, a mobile-money operator. A rail takes
+// transfers and reports each one's outcome; the payout engine does the rest
+// (state, ledger, webhooks). The sandbox rail (Sandbox) stands in for the
+// networks and behaves as CONTRACT §5 says.
+package rail
+
+import (
+	"context"
+
+	"payd/internal/store"
+)
+
+// Transfer is one payment to one recipient.
+type Transfer struct {
+	// Key identifies the transfer for good: a rail must treat a second Submit
+	// with the same Key as the first (never pay twice).
+	Key        string
+	MerchantID string
+	// Method is the payout method's code (au_bank_aud, …); Params its
+	// recipient details (bsb, account_number, pay_id, …).
+	Method      string
+	Currency    string
+	AmountMinor int64
+	Params      map[string]any
+}
+
+// Outcome is a rail's final word on a transfer.
+type Outcome struct {
+	Key        string
+	MerchantID string
+	// Done is true when the money reached the recipient; otherwise Reason
+	// says why it did not.
+	Done   bool
+	Reason string
+}
+
+// OutcomeHandler applies an outcome in tx: the payout engine registers one.
+type OutcomeHandler func(ctx context.Context, tx *store.Tx, o Outcome) error
+
+// Rail submits transfers and reports their outcomes to the handler given to
+// Listen.
+type Rail interface {
+	// Submit hands t to the network. It is called inside the transaction that
+	// records the submission, so that a transfer is submitted once with the
+	// state change that says so; the transaction may still roll back after
+	// Submit returns (a crash, say), and the submission is then made again
+	// with the same Key, which a network rail must deduplicate.
+	Submit(ctx context.Context, tx *store.Tx, t Transfer) error
+	// Listen sets where outcomes go. It is called once, before any Submit.
+	Listen(h OutcomeHandler)
+}

@@ -1,0 +1,103 @@
+package rail
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"payd/internal/job"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// jobSandboxOutcome is the sandbox network answering a transfer.
+const jobSandboxOutcome = "rail.sandbox.outcome"
+
+// Sandbox is the simulated network of the sandbox (CONTRACT §5): every
+// transfer completes Delay after its submission on the merchant's clock,
+// except one to account_number 000000000 or to a pay_id beginning with
+// "fail", which fails with a reason. Submissions are kept in
+// rail_submissions, one row per Key, counting repeats, so a test can see that
+// each transfer reached the network exactly once.
+type Sandbox struct {
+	queue   *job.Queue
+	clock   merchant.Clock
+	handler OutcomeHandler
+	// Delay is how long the network takes to answer.
+	Delay time.Duration
+}
+
+// NewSandbox returns the sandbox rail and registers its job with queue.
+func NewSandbox(queue *job.Queue, clk merchant.Clock) *Sandbox {
+	s := &Sandbox{queue: queue, clock: clk, Delay: 3 * time.Second}
+	queue.Handle(jobSandboxOutcome, s.answer)
+	return s
+}
+
+// Listen sets where outcomes go.
+func (s *Sandbox) Listen(h OutcomeHandler) { s.handler = h }
+
+// Submit records t and schedules the network's answer.
+func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
+	params, err := json.Marshal(t.Params)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	now, err := s.clock.Read(ctx, tx, t.MerchantID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at)
+		VALUES ($1, $2, 'sandbox', $3, $4, $5, $6, 1, $7)
+		ON CONFLICT (key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
+		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	return s.queue.Enqueue(ctx, tx, jobSandboxOutcome, sandboxRef{Key: t.Key, MerchantID: t.MerchantID},
+		job.Options{ClockOf: t.MerchantID, RunAt: now.Add(s.Delay), UniqueKey: jobSandboxOutcome + ":" + t.Key})
+}
+
+type sandboxRef struct {
+	Key        string `json:"key"`
+	MerchantID string `json:"merchant_id"`
+}
+
+// answer decides a submitted transfer and hands the outcome to the handler.
+func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var ref sandboxRef
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	var raw string
+	if err := tx.QueryRowContext(ctx, `SELECT params FROM rail_submissions WHERE key = $1 AND merchant_id = $2`,
+		ref.Key, ref.MerchantID).Scan(&raw); err != nil {
+		return fmt.Errorf("sandbox outcome %s: %w", ref.Key, err)
+	}
+	var params map[string]any
+	if err := json.Unmarshal([]byte(raw), &params); err != nil {
+		return fmt.Errorf("sandbox outcome %s: %w", ref.Key, err)
+	}
+	o := Outcome{Key: ref.Key, MerchantID: ref.MerchantID, Done: true}
+	if reason := SandboxFailure(params); reason != "" {
+		o.Done, o.Reason = false, reason
+	}
+	if s.handler == nil {
+		return fmt.Errorf("sandbox outcome %s: no outcome handler", ref.Key)
+	}
+	return s.handler(ctx, tx, o)
+}
+
+// SandboxFailure is why the sandbox network refuses a transfer to params, or
+// "" when it pays it.
+func SandboxFailure(params map[string]any) string {
+	if n, _ := params["account_number"].(string); n == "000000000" {
+		return "the recipient's bank refused the transfer: account 000000000 does not exist"
+	}
+	if id, _ := params["pay_id"].(string); strings.HasPrefix(strings.ToLower(id), "fail") {
+		return "the PayID is not registered with any bank"
+	}
+	return ""
+}
