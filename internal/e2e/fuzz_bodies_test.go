@@ -33,7 +33,7 @@ var update = flag.Bool("update", false, "rewrite the seed-* files of testdata/fu
 var countedTables = []string{
 	"merchants", "accounts", "apps", "access_tokens", "users", "secrets",
 	"ledger_buckets", "journal_entries", "postings", "balance_records", "deposits",
-	"payins", "payin_refunds",
+	"payins", "payin_refunds", "payouts", "payout_transactions", "rail_submissions",
 	"webhook_events", "webhook_attempts",
 	"contacts", "customers", "kyc_submissions", "kyc_documents", "verification_messages", "verification_tokens",
 	"jobs", "idempotency_keys",

@@ -22,6 +22,7 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/payin"
+	"payd/internal/payout"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -52,6 +53,7 @@ type Deps struct {
 	Webhooks      *webhook.Dispatcher
 	Contacts      *contact.Service
 	Payins        *payin.Service
+	Payouts       *payout.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -209,6 +211,7 @@ func (a *API) table() []route {
 	out = append(out, a.webhookRoutes()...)
 	out = append(out, a.contactRoutes()...)
 	out = append(out, a.payinRoutes()...)
+	out = append(out, a.payoutRoutes()...)
 	return out
 }
 

@@ -7,6 +7,7 @@ package rail
 
 import (
 	"context"
+	"fmt"
 
 	"payd/internal/store"
 )
@@ -50,3 +51,17 @@ type Rail interface {
 	// Listen sets where outcomes go. It is called once, before any Submit.
 	Listen(h OutcomeHandler)
 }
+
+// None is the rail of a production deployment that has no payment network
+// configured: it refuses every submission, so payouts wait in processing
+// (funds in outgoing, the submission job retrying) rather than pretend that
+// money left.
+type None struct{}
+
+// Submit refuses t.
+func (None) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
+	return fmt.Errorf("submit %s: no payment network is configured for %s", t.Key, t.Method)
+}
+
+// Listen does nothing: no outcome ever comes.
+func (None) Listen(OutcomeHandler) {}

@@ -21,6 +21,8 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/payin"
+	"payd/internal/payout"
+	"payd/internal/rail"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -56,6 +58,7 @@ type Server struct {
 	Webhooks  *webhook.Dispatcher
 	Contacts  *contact.Service
 	Payins    *payin.Service
+	Payouts   *payout.Service
 	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
@@ -117,12 +120,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
+	var network rail.Rail = rail.None{}
+	if cfg.Env == httpapi.Sandbox {
+		network = rail.NewSandbox(s.Queue, merchantClock)
+	} else {
+		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
+	}
+	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
+		Policy: policy, Rail: network, Banks: nil})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Pages: s.Pages,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages,
 	})
 	return s, nil
 }

@@ -135,7 +135,7 @@ type Event struct {
 }
 
 // maxBodyBytes bounds an event body.
-const maxBodyBytes = 256 << 10
+const maxBodyBytes = 4 << 20
 
 // Emit writes ev to the outbox in tx: it is delivered if and only if tx
 // commits. An event without a target is dropped (nothing is configured to

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/payout"
+	"payd/internal/store"
+)
+
+// payoutBody is a v2 payout of one transaction per params, each of amount.
+func payoutBody(currency, method string, amount any, params ...map[string]any) map[string]any {
+	var txs []any
+	for i, p := range params {
+		txs = append(txs, map[string]any{"first_name": "Jane", "last_name": fmt.Sprintf("Doe %d", i), "email": "jane@example.com",
+			"amount": amount, "external_id": fmt.Sprintf("tx-%d", i), "payout_method_params": p})
+	}
+	return map[string]any{"currency": currency, "payout_method_name": method, "description": "Supplier payments",
+		"external_id": "batch-1", "payout_transaction_details": txs}
+}
+
+func withHook(body map[string]any, l *eventLog, auth string) map[string]any {
+	body["webhook_notification"] = map[string]any{"endpoint_url": l.url, "authorization_header": auth}
+	return body
+}
+
+var (
+	bsbOK      = map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}
+	bsbFails   = map[string]any{"bsb": "062000", "account_number": "000000000", "account_name": "Nobody"}
+	payIDOK    = map[string]any{"pay_id": "jane@example.com", "pay_id_type": "EMAIL"}
+	payIDFails = map[string]any{"pay_id": "fail@example.com", "pay_id_type": "EMAIL"}
+)
+
+// fund deposits amount into the merchant's account and clears it to available.
+func (p *payd) fund(as creds, amount any) {
+	p.t.Helper()
+	p.simulateDeposit(as, as.AccountNumber, amount)
+	p.runDue(as)
+}
+
+func (p *payd) createPayout(as creds, body map[string]any) map[string]any {
+	p.t.Helper()
+	r := p.post("/v2/payouts", as, body)
+	want(p.t, r, 201)
+	return r.JSON(p.t)
+}
+
+// settlePayouts runs the submissions that are due, then moves the clock past
+// the sandbox network's answer.
+func (p *payd) settlePayouts(as creds) {
+	p.t.Helper()
+	p.runDue(as)
+	p.advance(as, 10)
+}
+
+// waitTypeSet waits until the log holds exactly the events want, in any
+// order (deliveries to one endpoint run concurrently).
+func (l *eventLog) waitTypeSet(t *testing.T, want ...string) {
+	t.Helper()
+	want = slices.Sorted(slices.Values(want))
+	waitUntil(t, "webhooks "+join(want), 10*time.Second, func() bool {
+		return join(slices.Sorted(slices.Values(l.types()))) == join(want)
+	})
+}
+
+func (p *payd) payoutDetail(as creds, uuid string) map[string]any {
+	p.t.Helper()
+	r := p.get("/v2/payouts/detail?uuid="+uuid, as)
+	want(p.t, r, 200)
+	return r.JSON(p.t)
+}
+
+func txStatuses(payout map[string]any) []string {
+	var out []string
+	for _, t := range payout["payout_transactions"].([]any) {
+		out = append(out, t.(map[string]any)["status"].(string))
+	}
+	return out
+}
+
+// TestPayoutFlowPerMethod: a payout of a paid and a failing transaction, per
+// method: accepted processing with amounts and fees moved to outgoing; once
+// the sandbox network has answered, completed, the failed transaction's
+// money back in available, the paid one gone, each step a webhook, and
+// history showing one payout record per transaction, done or failed.
+func TestPayoutFlowPerMethod(t *testing.T) {
+	tests := []struct {
+		currency, method string
+		fund, amount     string
+		ok, fails        map[string]any
+		// wantLeft is available once the paid transaction and its fee have left.
+		wantLeft string
+	}{
+		{"AUD", "au_bank_aud", "1000", "100.00", bsbOK, bsbFails, "899.50"},
+		{"AUD", "au_payid_npp_aud", "1000", "100", payIDOK, payIDFails, "899.70"},
+		{"THB", "th_bank_thb", "10000", "500", map[string]any{"account_number": "1234567890", "account_name": "Somchai", "description": "Invoice 7", "type": "individual", "swift_code": "BKKBTHBK"},
+			map[string]any{"account_number": "000000000", "account_name": "Nobody", "description": "Invoice 8", "type": "corporate", "swift_code": "BKKBTHBK"}, "9490.00"},
+		{"USD", "us_bank_usd", "1000", "100", map[string]any{"swift_code": "CHASUS33", "account_number": "123456789", "account_name": "Jane Doe", "address": "1 Main St, New York"},
+			map[string]any{"swift_code": "CHASUS33", "account_number": "000000000", "account_name": "Nobody", "address": "2 Main St"}, "885.00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			each(t, func(t *testing.T, p *payd) {
+				m := p.merchant(tt.currency)[tt.currency]
+				p.fund(m, tt.fund)
+				hooks := newEventLog(t)
+				created := p.createPayout(m, withHook(payoutBody(tt.currency, tt.method, tt.amount, tt.ok, tt.fails), hooks, "Basic b2s="))
+				uuid := created["uuid"].(string)
+				if created["status"] != "processing" || created["approval"] != nil || !slices.Equal(txStatuses(created), []string{"pending", "pending"}) {
+					t.Fatalf("created = %v", created)
+				}
+				before := p.balanceOf(m, tt.currency)
+				if before.Outgoing.String() == "0" {
+					t.Fatalf("outgoing after accept = %s", before.Outgoing)
+				}
+				p.settlePayouts(m)
+				got := p.payoutDetail(m, uuid)
+				if got["status"] != "completed" || !slices.Equal(txStatuses(got), []string{"done", "failed"}) {
+					t.Fatalf("after the network answered: %v", got)
+				}
+				failed := got["payout_transactions"].([]any)[1].(map[string]any)
+				if failed["failure_reason"] == "" {
+					t.Errorf("failed transaction without a reason: %v", failed)
+				}
+				after := p.balanceOf(m, tt.currency)
+				if after.Available.String() != tt.wantLeft || after.Outgoing.String() != "0" && after.Outgoing.String() != "0.00" {
+					t.Errorf("balances after = available %s outgoing %s, want %s and 0", after.Available, after.Outgoing, tt.wantLeft)
+				}
+				hooks.waitTypeSet(t, "payout.processing", "payout_transaction.done", "payout_transaction.failed", "payout.completed")
+				for _, e := range hooks.events {
+					if e.Auth != "Basic b2s=" || e.Record["uuid"] != uuid {
+						t.Errorf("%s webhook: Authorization %q, record %v", e.Type, e.Auth, e.Record["uuid"])
+					}
+				}
+				var statuses []string
+				for _, rec := range p.history(m, "").Records {
+					if rec.TransactionType == "payout" {
+						statuses = append(statuses, rec.Status)
+					}
+				}
+				if slices.Sort(statuses); !slices.Equal(statuses, []string{"done", "failed"}) {
+					t.Errorf("payout history records = %v, want done and failed", statuses)
+				}
+			})
+		})
+	}
+}
+
+// TestPayoutInsufficientFunds: a payout beyond the available balance is 422
+// INSUFFICIENT_FUNDS and creates and moves nothing.
+func TestPayoutInsufficientFunds(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "100")
+		ctx := context.Background()
+		before, _ := countRows(ctx, p.srv.DB)
+		r := p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "99.60", bsbOK))
+		wantError(t, r, 422, "INSUFFICIENT_FUNDS", "")
+		after, _ := countRows(ctx, p.srv.DB)
+		before["jobs"], after["jobs"] = 0, 0 // the deposit's jobs may finish meanwhile
+		if d := before.changed(after); len(d) > 0 {
+			t.Errorf("a refused payout wrote %v", d)
+		}
+		if b := p.balanceOf(m, "AUD"); b.Available.String() != "100.00" {
+			t.Errorf("available = %s", b.Available)
+		}
+		want(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "99.50", bsbOK)), 201)
+	})
+}
+
+// decide runs a portal user's decision through the one decision function.
+func (p *payd) decide(as creds, uuid string, by payout.Decider, approve bool, reason string) (payout.Payout, error) {
+	return store.Do(context.Background(), p.srv.DB, func(tx *store.Tx) (payout.Payout, error) {
+		return p.srv.Payouts.Decide(context.Background(), tx, payout.Decision{MerchantID: as.MerchantID, PayoutUUID: uuid, By: by, Approve: approve, Reason: reason})
+	})
+}
+
+func (p *payd) requireApprovals(as creds) {
+	p.t.Helper()
+	on := true
+	if _, err := p.srv.Merchants.UpdateAccount(context.Background(), as.MerchantID, as.Currency, merchant.AccountUpdate{Approvals: &on}); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// TestPayoutApproval: with approvals on, a payout is held and nothing reaches
+// the rail; a finance user's approval processes it, a rejection returns the
+// funds; the first decision wins and a second is 409 DECISION_CONFLICT; a
+// viewer may not decide; an undecided payout expires at the end of the hold
+// window with its funds back.
+func TestPayoutApproval(t *testing.T) {
+	finance := payout.Decider{UserID: "U1", Email: "fin@example.com", Role: merchant.Finance}
+	admin := payout.Decider{UserID: "U2", Email: "admin@example.com", Role: merchant.Admin}
+	viewer := payout.Decider{UserID: "U3", Email: "view@example.com", Role: merchant.Viewer}
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.requireApprovals(m)
+		p.fund(m, "1000")
+		hooks := newEventLog(t)
+
+		approved := p.createPayout(m, withHook(payoutBody("AUD", "au_bank_aud", "100", bsbOK), hooks, ""))
+		if approved["status"] != "held" || approved["approval"].(map[string]any)["status"] != "pending" {
+			t.Fatalf("created = %v", approved)
+		}
+		p.advance(m, 60)
+		if got := p.payoutDetail(m, approved["uuid"].(string)); got["status"] != "held" || txStatuses(got)[0] != "pending" {
+			t.Fatalf("a held payout moved: %v", got)
+		}
+		if _, err := p.decide(m, approved["uuid"].(string), viewer, true, ""); codeOfErr(err) != "FORBIDDEN" {
+			t.Errorf("viewer's decision = %v, want FORBIDDEN", err)
+		}
+		if _, err := p.decide(m, approved["uuid"].(string), finance, true, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.decide(m, approved["uuid"].(string), admin, false, "too late for this"); codeOfErr(err) != payout.CodeDecisionConflict {
+			t.Errorf("second decision = %v, want DECISION_CONFLICT", err)
+		}
+		p.settlePayouts(m)
+		got := p.payoutDetail(m, approved["uuid"].(string))
+		a := got["approval"].(map[string]any)
+		if got["status"] != "completed" || a["status"] != "approved" || a["decided_by"] != "fin@example.com" || a["decided_at"] == nil {
+			t.Errorf("approved payout = %v", got)
+		}
+
+		rejected := p.createPayout(m, withHook(payoutBody("AUD", "au_bank_aud", "200", bsbOK), hooks, ""))
+		if _, err := p.decide(m, rejected["uuid"].(string), admin, false, "no"); codeOfErr(err) != "VALIDATION_FAILED" {
+			t.Errorf("rejection without a 5-character reason = %v", err)
+		}
+		if _, err := p.decide(m, rejected["uuid"].(string), admin, false, "wrong supplier"); err != nil {
+			t.Fatal(err)
+		}
+		got = p.payoutDetail(m, rejected["uuid"].(string))
+		if got["status"] != "rejected" || got["approval"].(map[string]any)["rejection_reason"] != "wrong supplier" || txStatuses(got)[0] != "failed" {
+			t.Errorf("rejected payout = %v", got)
+		}
+
+		expiring := p.createPayout(m, payoutBody("AUD", "au_bank_aud", "300", bsbOK))
+		p.advance(m, 7*24*3600)
+		got = p.payoutDetail(m, expiring["uuid"].(string))
+		if got["status"] != "expired" || got["approval"].(map[string]any)["status"] != "expired" {
+			t.Errorf("undecided payout after 7 days = %v", got)
+		}
+		if _, err := p.decide(m, expiring["uuid"].(string), admin, true, ""); codeOfErr(err) != payout.CodeDecisionConflict {
+			t.Errorf("decision on an expired payout = %v", err)
+		}
+		// 1000 - (100 + 0.50 fee): the rejected and expired payouts gave everything back.
+		if b := p.balanceOf(m, "AUD"); b.Available.String() != "899.50" || b.Outgoing.String() != "0.00" {
+			t.Errorf("balances = available %s outgoing %s", b.Available, b.Outgoing)
+		}
+		hooks.waitTypeSet(t, "payout.held", "payout.processing", "payout_transaction.done", "payout.completed", "payout.held", "payout.rejected")
+		if problems, err := ledger.Verify(context.Background(), p.srv.DB.Read()); err != nil || len(problems) > 0 {
+			t.Errorf("ledger verify: %v %v", problems, err)
+		}
+	})
+}
+
+// codeOfErr is a domain error's code, or its text when it is no domain error.
+func codeOfErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e, ok := fault.As(err); ok {
+		return e.Code
+	}
+	return err.Error()
+}

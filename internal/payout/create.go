@@ -1,0 +1,400 @@
+package payout
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/param"
+	"payd/internal/store"
+	"payd/internal/webhook"
+)
+
+// Request is the body of POST /v2/payouts.
+type Request struct {
+	Currency         string `json:"currency" required:"true"`
+	PayoutMethodName string `json:"payout_method_name" required:"true" doc:"A method from GET /v2/payouts/payout_methods."`
+	Description      string `json:"description" required:"true" doc:"5 to 255 characters."`
+	ScheduledAt      string `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339); the payout is scheduled until then. A time in the past or one that cannot be read is a 422."`
+	ExternalID       string `json:"external_id,omitempty" doc:"Up to 100 characters."`
+	// WebhookNotification is where payout and payout_transaction events go.
+	WebhookNotification      webhook.Target       `json:"webhook_notification,omitempty"`
+	PayoutTransactionDetails []TransactionRequest `json:"payout_transaction_details" required:"true" doc:"1 to 1,000 transactions."`
+}
+
+// TransactionRequest is one payment of a payout request.
+type TransactionRequest struct {
+	FirstName          string         `json:"first_name,omitempty" doc:"Up to 100 characters."`
+	LastName           string         `json:"last_name,omitempty" doc:"Up to 100 characters."`
+	Email              string         `json:"email,omitempty"`
+	Amount             money.Input    `json:"amount" required:"true"`
+	ExternalID         *string        `json:"external_id,omitempty" doc:"Up to 100 characters; may be null."`
+	PayoutMethodParams map[string]any `json:"payout_method_params" required:"true" doc:"The method's fields (GET /v2/payouts/payout_method/params)."`
+}
+
+// Bounds of a payout request.
+const (
+	MaxTransactions   = 1000
+	minDescriptionLen = 5
+	maxDescriptionLen = 255
+	maxNameLen        = 100
+	maxExternalIDLen  = 100
+)
+
+// Error codes of payouts.
+const (
+	CodeMethodNotEnabled = "METHOD_NOT_ENABLED"
+	CodeDecisionConflict = "DECISION_CONFLICT"
+)
+
+// Maker is who creates a payout: an app of the API, or a portal user (who
+// then may not decide it).
+type Maker struct {
+	// Label is shown as approval.created_by: app:<app-id>, or the user's email.
+	Label  string
+	UserID string
+}
+
+// checked is a payout request once validated.
+type checked struct {
+	method      Method
+	scheduledAt *time.Time
+	amounts     []int64
+	fees        []int64
+	// total and feeTotal are the sums of amounts and fees.
+	total, feeTotal int64
+}
+
+// Create accepts a v2 payout made through the API.
+func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request) (Payout, error) {
+	return s.CreateBy(ctx, tx, p, r, Maker{Label: "app:" + p.AppID})
+}
+
+// CreateBy accepts a payout: it checks every rule of CONTRACT §5, moves the
+// amounts and fees from available to outgoing (422 INSUFFICIENT_FUNDS when
+// they are not there, and then nothing is created), and starts the payout
+// held (the account requires approval), scheduled, or processing.
+func (s *Service) CreateBy(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request, maker Maker) (Payout, error) {
+	now := s.clock.Of(p)
+	c, err := s.validate(p, &r, now)
+	if err != nil {
+		return Payout{}, err
+	}
+	acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
+	if err != nil {
+		return Payout{}, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", r.Currency)
+	}
+	if !enabled(c.method, acc.Currency, acc.Methods) {
+		return Payout{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+	}
+	rw := row{merchantID: p.MerchantID, accountID: acc.ID, apiVersion: "v2", method: c.method.Code, currency: r.Currency,
+		description: r.Description, totalAmount: c.total, totalFees: c.feeTotal, externalID: r.ExternalID,
+		endpointURL: r.WebhookNotification.EndpointURL, authorizationHeader: r.WebhookNotification.AuthorizationHeader,
+		createdBy: maker.Label, createdByUser: maker.UserID, createdAt: now.UnixMilli(), updatedAt: now.UnixMilli(), meth: c.method}
+	if c.scheduledAt != nil {
+		ms := c.scheduledAt.UnixMilli()
+		rw.scheduledAt = &ms
+	}
+	rw.status = s.initialStatus(&rw, acc, c, now)
+	if err := s.insert(ctx, tx, &rw, r.PayoutTransactionDetails, c, now); err != nil {
+		return Payout{}, err
+	}
+	if err := s.start(ctx, tx, rw, now); err != nil {
+		return Payout{}, err
+	}
+	if err := s.emit(ctx, tx, rw, "payout."+string(rw.status), now.UnixMilli()); err != nil {
+		return Payout{}, err
+	}
+	return rw.view(), nil
+}
+
+// initialStatus is where a new payout starts: held when the account requires
+// approval (until a decision or the hold window's end), else scheduled when
+// scheduled_at is ahead, else processing.
+func (s *Service) initialStatus(rw *row, acc merchant.Account, c checked, now time.Time) Status {
+	if acc.Approvals {
+		rw.approvalStatus = ApprovalPending
+		until := now.Add(acc.ApprovalHold).UnixMilli()
+		rw.holdUntil = &until
+		return Held
+	}
+	if c.scheduledAt != nil && c.scheduledAt.After(now) {
+		return Scheduled
+	}
+	return Processing
+}
+
+// start queues what a payout's status waits for: its decision's deadline,
+// its scheduled time, or its submission to the rail.
+func (s *Service) start(ctx context.Context, tx *store.Tx, rw row, now time.Time) error {
+	ref := ref{MerchantID: rw.merchantID, UUID: rw.uuid}
+	switch rw.status {
+	case Held:
+		return s.queue.Enqueue(ctx, tx, jobExpireHold, ref, job.Options{ClockOf: rw.merchantID,
+			RunAt: clock.FromMillis(*rw.holdUntil), UniqueKey: jobExpireHold + ":" + rw.uuid})
+	case Scheduled:
+		return s.queue.Enqueue(ctx, tx, jobRelease, ref, job.Options{ClockOf: rw.merchantID,
+			RunAt: clock.FromMillis(*rw.scheduledAt), UniqueKey: jobRelease + ":" + rw.uuid})
+	case Processing:
+		return s.queue.Enqueue(ctx, tx, jobSubmit, ref, job.Options{ClockOf: rw.merchantID, RunAt: now,
+			UniqueKey: jobSubmit + ":" + rw.uuid})
+	}
+	return fmt.Errorf("start payout %s: nothing to start in status %s", rw.uuid, rw.status)
+}
+
+// insert holds the funds and writes the payout, its transactions and their
+// balance records.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, rw *row, details []TransactionRequest, c checked, now time.Time) error {
+	cur := c.method.currency
+	hold := c.total + c.feeTotal
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: rw.merchantID, Currency: rw.currency, Kind: "payout.accept", At: now,
+		Legs: []ledger.Leg{
+			{Account: rw.accountID, Bucket: ledger.Available, Amount: -hold},
+			{Account: rw.accountID, Bucket: ledger.Outgoing, Amount: hold},
+		}}); err != nil {
+		if fault.Is(err, fault.CodeInsufficientFunds) {
+			return fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the payout's %s %s (amounts %s plus fees %s)",
+				money.Format(hold, cur), cur.Code, money.Format(c.total, cur), money.Format(c.feeTotal, cur))
+		}
+		return err
+	}
+	var err error
+	rw.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
+		err := tx.QueryRowContext(ctx, `INSERT INTO payouts (uuid, merchant_id, account_id, api_version, method, currency, description,
+			status, total_amount, total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by,
+			created_by_user, approval_status, hold_until, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
+			ON CONFLICT (uuid) DO NOTHING RETURNING id`,
+			id, rw.merchantID, rw.accountID, rw.apiVersion, rw.method, rw.currency, rw.description, string(rw.status),
+			rw.totalAmount, rw.totalFees, rw.scheduledAt, rw.externalID, rw.isRetry, rw.endpointURL, rw.authorizationHeader,
+			rw.createdBy, rw.createdByUser, string(rw.approvalStatus), rw.holdUntil, rw.createdAt).Scan(&rw.id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("create payout: %w", err)
+	}
+	for i, d := range details {
+		t, err := s.insertTransaction(ctx, tx, rw, i, d, c.amounts[i], c.fees[i], now)
+		if err != nil {
+			return err
+		}
+		rw.txs = append(rw.txs, t)
+	}
+	return nil
+}
+
+func (s *Service) insertTransaction(ctx context.Context, tx *store.Tx, rw *row, seq int, d TransactionRequest, amount, fee int64, now time.Time) (txRow, error) {
+	params, err := json.Marshal(nonNil(d.PayoutMethodParams))
+	if err != nil {
+		return txRow{}, fmt.Errorf("payout transaction params: %w", err)
+	}
+	t := txRow{uuid: store.RandomID(store.UUIDLen), seq: seq, firstName: d.FirstName, lastName: d.LastName, email: d.Email,
+		externalID: d.ExternalID, amount: amount, fee: fee, params: string(params), status: TxPending}
+	rec := ledger.Record{MerchantID: rw.merchantID, AccountID: rw.accountID, Currency: rw.currency,
+		RequestType: ledger.MoneyOut, TransactionType: ledger.Payout, Status: ledger.Waiting,
+		Amount: amount, Fees: fee, Outgoing: amount + fee, Total: amount + fee, ReferenceID: rw.uuid, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return txRow{}, err
+	}
+	t.balanceID = rec.ID
+	t.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payout_transactions (uuid, payout_id, merchant_id, seq, first_name,
+			last_name, email, external_id, amount, fee, params, status, balance_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) ON CONFLICT (uuid) DO NOTHING`,
+			id, rw.id, rw.merchantID, seq, t.firstName, t.lastName, t.email, t.externalID, amount, fee, t.params,
+			string(t.status), t.balanceID, now.UnixMilli()))
+	})
+	if err != nil {
+		return txRow{}, fmt.Errorf("create payout transaction: %w", err)
+	}
+	return t, nil
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// validate checks everything that needs no database: the members' shapes
+// (all reported together), then the amounts against the method's limits.
+func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (checked, error) {
+	f := fault.Fields{}
+	var c checked
+	s.checkMembers(f, r, now, &c)
+	if err := f.Err(); err != nil {
+		return checked{}, err
+	}
+	if r.Currency != p.Currency {
+		return checked{}, fault.Rule(fault.CodeCurrency, "currency %s is not the currency of this app's account (%s)", r.Currency, p.Currency)
+	}
+	m, err := Lookup(r.PayoutMethodName)
+	if err != nil {
+		return checked{}, fault.Field("payout_method_name", "is not a payout method: GET /v2/payouts/payout_methods lists them")
+	}
+	if m.Currency != r.Currency {
+		return checked{}, fault.Rule(CodeMethodNotEnabled, "%s pays out %s, not %s", m.Code, m.Currency, r.Currency)
+	}
+	c.method = m
+	for i, d := range r.PayoutTransactionDetails {
+		s.checkParams(f, m, fmt.Sprintf("payout_transaction_details[%d]", i), d.PayoutMethodParams)
+	}
+	if err := f.Err(); err != nil {
+		return checked{}, err
+	}
+	return c, c.checkAmounts(r.PayoutTransactionDetails)
+}
+
+// checkMembers checks the request's members other than the method's fields.
+func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *checked) {
+	text := func(name, v string, max int) {
+		if utf8.RuneCountInString(v) > max || !utf8.ValidString(v) {
+			f.Add(name, fmt.Sprintf("must be at most %d characters", max))
+		}
+	}
+	if r.Currency == "" {
+		f.Add("currency", "is required")
+	}
+	if r.PayoutMethodName == "" {
+		f.Add("payout_method_name", "is required")
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(r.Description)); n < minDescriptionLen || n > maxDescriptionLen {
+		f.Add("description", fmt.Sprintf("must be %d to %d characters", minDescriptionLen, maxDescriptionLen))
+	}
+	text("external_id", r.ExternalID, maxExternalIDLen)
+	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
+	if r.ScheduledAt != "" {
+		t, err := clock.Parse(r.ScheduledAt)
+		switch {
+		case err != nil || len(r.ScheduledAt) > 64:
+			f.Add("scheduled_at", "must be a time such as 2025-01-31T09:00:00Z")
+		case !t.After(now):
+			f.Add("scheduled_at", "must be in the future")
+		default:
+			c.scheduledAt = &t
+		}
+	}
+	switch n := len(r.PayoutTransactionDetails); {
+	case n == 0:
+		f.Add("payout_transaction_details", "must list at least one transaction")
+	case n > MaxTransactions:
+		f.Add("payout_transaction_details", fmt.Sprintf("lists %d transactions; at most %d are allowed in one payout", n, MaxTransactions))
+	}
+	if len(r.PayoutTransactionDetails) > MaxTransactions {
+		return
+	}
+	for i, d := range r.PayoutTransactionDetails {
+		prefix := fmt.Sprintf("payout_transaction_details[%d].", i)
+		text(prefix+"first_name", d.FirstName, maxNameLen)
+		text(prefix+"last_name", d.LastName, maxNameLen)
+		if d.Email != "" && param.Email(d.Email) != "" {
+			f.Add(prefix+"email", "must be an email address")
+		}
+		if d.ExternalID != nil {
+			text(prefix+"external_id", *d.ExternalID, maxExternalIDLen)
+		}
+		if d.Amount.IsZero() {
+			f.Add(prefix+"amount", "is required")
+		}
+		if d.PayoutMethodParams == nil {
+			f.Add(prefix+"payout_method_params", "is required")
+		}
+	}
+}
+
+// checkParams checks one transaction's payout_method_params against m,
+// including the rules that span members.
+func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params map[string]any) {
+	field := prefix + ".payout_method_params"
+	param.Validate(field, m.Code, m.Params, params, f)
+	switch m.Code {
+	case "th_bank_thb":
+		if _, ok := params["bank_code"]; ok {
+			f.Add(field+".bank_code", "is not taken by th_bank_thb: give the recipient bank's swift_code instead")
+		}
+	case "ug_bank_ugx":
+		param.ByUserType(params, field+".", false, f)
+	}
+	if m.BankField == "" {
+		return
+	}
+	code, _ := params[m.BankField].(string)
+	if code == "" {
+		return
+	}
+	if !s.hasBank(m, code) {
+		f.Add(field+"."+m.BankField, fmt.Sprintf("%q is not one of %s's banks: GET /v2/payouts/payout_method/params lists them", code, m.Code))
+	}
+}
+
+func (s *Service) hasBank(m Method, code string) bool {
+	if s.banks == nil {
+		return false
+	}
+	for _, b := range s.banks.Banks(m.Code) {
+		if b.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAmounts parses each amount in the method's currency, within its
+// limits (422 AMOUNT_OUT_OF_RANGE naming every transaction outside them), and
+// adds the fees.
+func (c *checked) checkAmounts(details []TransactionRequest) error {
+	m, cur := c.method, c.method.currency
+	f := fault.Fields{}
+	outside := fault.Fields{}
+	for i, d := range details {
+		name := fmt.Sprintf("payout_transaction_details[%d].amount", i)
+		amount, _, err := money.ParseField(name, d.Amount, cur)
+		if err != nil {
+			if e, ok := fault.As(err); ok {
+				for k, v := range e.Fields {
+					f.Add(k, v)
+				}
+				continue
+			}
+			return err
+		}
+		if amount < m.MinMinor || amount > m.MaxMinor {
+			outside.Add(name, fmt.Sprintf("must be %s to %s %s for %s", money.Format(m.MinMinor, cur), money.Format(m.MaxMinor, cur), cur.Code, m.Code))
+		}
+		fee := m.Fee(amount)
+		c.amounts = append(c.amounts, amount)
+		c.fees = append(c.fees, fee)
+		c.total += amount
+		c.feeTotal += fee
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if len(outside) > 0 {
+		e, _ := fault.As(outside.Err())
+		e.Code = fault.CodeAmountOutOfRange
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package payout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/rail"
+	"payd/internal/store"
+)
+
+// ref names a payout in a job's payload.
+type ref struct {
+	MerchantID string `json:"merchant_id"`
+	UUID       string `json:"uuid"`
+}
+
+// jobPayout reads the payout a job names, locked, and the time on its
+// merchant's clock.
+func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
+	var ref ref
+	if err := json.Unmarshal(j.Payload, &ref); err != nil {
+		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	if err != nil {
+		return row{}, time.Time{}, err
+	}
+	now, err := s.clock.Read(ctx, tx, r.merchantID)
+	return r, now, err
+}
+
+// releaseJob starts a scheduled payout at its scheduled time.
+func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	r, now, err := s.jobPayout(ctx, tx, j)
+	if err != nil || r.status != Scheduled {
+		return err
+	}
+	return s.process(ctx, tx, &r, now)
+}
+
+// process moves a payout to processing and queues its submission.
+func (s *Service) process(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
+	if err := s.setStatus(ctx, tx, r, Processing, now.UnixMilli()); err != nil {
+		return err
+	}
+	return s.start(ctx, tx, *r, now)
+}
+
+// submitJob hands a processing payout's transactions to the rail. It runs in
+// the transaction that marks them submitted, so each reaches the rail once
+// (a rolled-back run is made again, with the same keys).
+func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	r, now, err := s.jobPayout(ctx, tx, j)
+	if err != nil || r.status != Processing {
+		return err
+	}
+	for _, t := range r.txs {
+		if t.status != TxPending || t.submittedAt != nil {
+			continue
+		}
+		var params map[string]any
+		if err := json.Unmarshal([]byte(t.params), &params); err != nil {
+			return fmt.Errorf("payout transaction %s params: %w", t.uuid, err)
+		}
+		if err := s.rail.Submit(ctx, tx, rail.Transfer{Key: t.uuid, MerchantID: r.merchantID, Method: r.method,
+			Currency: r.currency, AmountMinor: t.amount, Params: params}); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2`,
+			now.UnixMilli(), t.uuid); err != nil {
+			return fmt.Errorf("submit payout transaction %s: %w", t.uuid, err)
+		}
+	}
+	return nil
+}
+
+// settle applies the rail's outcome of one transaction: done, the money
+// leaves outgoing (the fee to fees); failed, amount and fee return to
+// available. An outcome for a transaction already settled changes nothing.
+// The payout completes when its last transaction settles.
+func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
+	var payoutUUID string
+	if err := tx.QueryRowContext(ctx, `SELECT p.uuid FROM payout_transactions t JOIN payouts p ON p.id = t.payout_id
+		WHERE t.uuid = $1 AND t.merchant_id = $2`, o.Key, o.MerchantID).Scan(&payoutUUID); err != nil {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
+	}
+	r, err := s.get(ctx, tx, o.MerchantID, payoutUUID, true)
+	if err != nil {
+		return err
+	}
+	now, err := s.clock.Read(ctx, tx, r.merchantID)
+	if err != nil {
+		return err
+	}
+	i := r.transaction(o.Key)
+	if i < 0 || r.txs[i].status != TxPending {
+		return nil
+	}
+	t := &r.txs[i]
+	legs, final, status := []ledger.Leg{
+		{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
+		{Account: r.accountID, Bucket: ledger.External, Amount: t.amount},
+		{Account: r.accountID, Bucket: ledger.Fees, Amount: t.fee},
+	}, ledger.Done, TxDone
+	if !o.Done {
+		legs, final, status = []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
+			{Account: r.accountID, Bucket: ledger.Available, Amount: t.amount + t.fee},
+		}, ledger.Failed, TxFailed
+		t.failureReason = o.Reason
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency,
+		Kind: "payout_transaction." + string(status), RecordID: t.balanceID, At: now, Legs: legs}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, r.merchantID, t.balanceID, final, now); err != nil {
+		return err
+	}
+	t.status = status
+	if err := s.saveTransaction(ctx, tx, *t, now); err != nil {
+		return err
+	}
+	if err := s.emit(ctx, tx, r, "payout_transaction."+string(status), now.UnixMilli()); err != nil {
+		return err
+	}
+	if r.pendingTransactions() > 0 {
+		return s.touch(ctx, tx, &r, now)
+	}
+	return s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
+}
+
+func (r row) transaction(uuid string) int {
+	for i, t := range r.txs {
+		if t.uuid == uuid {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r row) pendingTransactions() int {
+	n := 0
+	for _, t := range r.txs {
+		if t.status == TxPending {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, t txRow, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET status = $1, failure_reason = $2, updated_at = $3 WHERE uuid = $4`,
+		string(t.status), t.failureReason, now.UnixMilli(), t.uuid); err != nil {
+		return fmt.Errorf("update payout transaction %s: %w", t.uuid, err)
+	}
+	return nil
+}
+
+// touch records that a payout changed without changing its status.
+func (s *Service) touch(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
+	r.updatedAt = now.UnixMilli()
+	_, err := tx.ExecContext(ctx, `UPDATE payouts SET updated_at = $1 WHERE id = $2`, r.updatedAt, r.id)
+	return err
+}
+
+// giveBack ends a payout that will never be processed (rejected, expired):
+// its amounts and fees return to available in one entry, and every
+// transaction and its balance record fail with reason.
+func (s *Service) giveBack(ctx context.Context, tx *store.Tx, r *row, reason string, now time.Time) error {
+	hold := r.totalAmount + r.totalFees
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payout.return", At: now,
+		Legs: []ledger.Leg{
+			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -hold},
+			{Account: r.accountID, Bucket: ledger.Available, Amount: hold},
+		}}); err != nil {
+		return err
+	}
+	for i := range r.txs {
+		t := &r.txs[i]
+		if err := ledger.Finish(ctx, tx, r.merchantID, t.balanceID, ledger.Failed, now); err != nil {
+			return err
+		}
+		t.status, t.failureReason = TxFailed, reason
+		if err := s.saveTransaction(ctx, tx, *t, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+// Package payout is money out: a merchant pays a batch of recipients from its
+// available balance by a method of the catalogue. The engine holds the funds
+// when the batch is accepted, waits for approval (maker-checker, when the
+// account asks for it) or the scheduled time, submits each transaction to a
+// rail exactly once, and settles each on the rail's outcome, with a webhook
+// on every status change. v2 and v1 payouts and the portal all create
+// payouts here.
+package payout
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/rail"
+	"payd/internal/store"
+	"payd/internal/webhook"
+)
+
+// Status of a payout (a batch).
+type Status string
+
+const (
+	Held       Status = "held"
+	Scheduled  Status = "scheduled"
+	Processing Status = "processing"
+	Completed  Status = "completed"
+	Rejected   Status = "rejected"
+	Expired    Status = "expired"
+)
+
+// ValidStatus reports whether s names a payout status.
+func ValidStatus(s string) bool {
+	switch Status(s) {
+	case Held, Scheduled, Processing, Completed, Rejected, Expired:
+		return true
+	}
+	return false
+}
+
+// TxStatus is the status of one transaction of a payout.
+type TxStatus string
+
+const (
+	TxPending TxStatus = "pending"
+	TxDone    TxStatus = "done"
+	TxFailed  TxStatus = "failed"
+)
+
+// ApprovalStatus is where a payout's maker-checker decision stands.
+type ApprovalStatus string
+
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved"
+	ApprovalRejected ApprovalStatus = "rejected"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// Payout is the payout record as the detail endpoint and every payout
+// webhook carry it.
+type Payout struct {
+	UUID                string          `json:"uuid"`
+	Currency            string          `json:"currency"`
+	PayoutMethodName    string          `json:"payout_method_name"`
+	Description         string          `json:"description"`
+	TotalAmount         money.String    `json:"total_amount" doc:"The sum of the transactions' amounts."`
+	TotalFees           money.String    `json:"total_fees" doc:"The sum of the transactions' fees, taken from the available balance with the amounts."`
+	Status              Status          `json:"status" enum:"held,scheduled,processing,completed,rejected,expired" doc:"held: awaiting approval; scheduled: waiting for scheduled_at; processing: submitted to the rail; completed: every transaction is done or failed; rejected and expired: never processed, funds returned."`
+	ScheduledAt         *clock.Time     `json:"scheduled_at"`
+	ExternalID          string          `json:"external_id"`
+	WebhookNotification *webhook.Target `json:"webhook_notification"`
+	Approval            *Approval       `json:"approval" doc:"The maker-checker record; null when the account does not require approval."`
+	PayoutTransactions  []Transaction   `json:"payout_transactions"`
+	CreatedAt           clock.Time      `json:"created_at"`
+	UpdatedAt           clock.Time      `json:"updated_at"`
+	// id is the integer id v1 payouts answer with.
+	id int64
+}
+
+// ID is the payout's integer id (the v1 API's).
+func (p Payout) ID() int64 { return p.id }
+
+// Approval is the maker-checker record of a payout.
+type Approval struct {
+	Status          ApprovalStatus `json:"status" enum:"pending,approved,rejected,expired"`
+	CreatedBy       string         `json:"created_by" doc:"Who created the payout: a portal user's email, or app:<app-id> for the API."`
+	DecidedBy       *string        `json:"decided_by" doc:"The email of the user who decided; null until decided."`
+	DecidedAt       *clock.Time    `json:"decided_at"`
+	RejectionReason string         `json:"rejection_reason"`
+}
+
+// Transaction is one payment of a payout.
+type Transaction struct {
+	UUID               string         `json:"uuid"`
+	FirstName          string         `json:"first_name"`
+	LastName           string         `json:"last_name"`
+	Email              string         `json:"email"`
+	Amount             money.String   `json:"amount"`
+	Fee                money.String   `json:"fee"`
+	Status             TxStatus       `json:"status" enum:"pending,done,failed"`
+	FailureReason      string         `json:"failure_reason"`
+	ExternalID         *string        `json:"external_id"`
+	PayoutMethodParams map[string]any `json:"payout_method_params"`
+	BalanceID          string         `json:"balance_id" doc:"The transaction's balance record (transaction_type payout) in balance history."`
+}
+
+// Service runs payouts.
+type Service struct {
+	db       *store.DB
+	queue    *job.Queue
+	clock    merchant.Clock
+	log      *slog.Logger
+	webhooks *webhook.Dispatcher
+	policy   webhook.Policy
+	rail     rail.Rail
+	banks    Banks
+}
+
+// Deps are what a Service needs.
+type Deps struct {
+	DB       *store.DB
+	Queue    *job.Queue
+	Clock    merchant.Clock
+	Log      *slog.Logger
+	Webhooks *webhook.Dispatcher
+	Policy   webhook.Policy
+	Rail     rail.Rail
+	Banks    Banks
+}
+
+// Job kinds of the payout lifecycle.
+const (
+	jobRelease    = "payout.release"
+	jobSubmit     = "payout.submit"
+	jobExpireHold = "payout.expire_hold"
+)
+
+// NewService returns a Service, registers its jobs and listens to the rail.
+func NewService(d Deps) *Service {
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks}
+	d.Queue.Handle(jobRelease, s.releaseJob)
+	d.Queue.Handle(jobSubmit, s.submitJob)
+	d.Queue.Handle(jobExpireHold, s.expireHoldJob)
+	d.Rail.Listen(s.settle)
+	return s
+}
+
+// row is a payouts row.
+type row struct {
+	id                               int64
+	uuid, merchantID                 string
+	accountID                        int64
+	apiVersion, method, currency     string
+	description                      string
+	status                           Status
+	totalAmount, totalFees           int64
+	scheduledAt                      *int64
+	externalID                       string
+	isRetry                          bool
+	endpointURL, authorizationHeader string
+	createdBy, createdByUser         string
+	approvalStatus                   ApprovalStatus
+	decidedBy                        string
+	decidedAt                        *int64
+	rejectionReason                  string
+	holdUntil                        *int64
+	createdAt, updatedAt             int64
+	meth                             Method
+	txs                              []txRow
+}
+
+type txRow struct {
+	uuid                       string
+	seq                        int
+	firstName, lastName, email string
+	externalID                 *string
+	amount, fee                int64
+	params                     string
+	status                     TxStatus
+	failureReason              string
+	balanceID                  string
+	submittedAt                *int64
+}
+
+const rowColumns = `id, uuid, merchant_id, account_id, api_version, method, currency, description, status, total_amount,
+	total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by, created_by_user,
+	approval_status, decided_by, decided_at, rejection_reason, hold_until, created_at, updated_at`
+
+func scanRow(sc interface{ Scan(...any) error }) (row, error) {
+	var r row
+	err := sc.Scan(&r.id, &r.uuid, &r.merchantID, &r.accountID, &r.apiVersion, &r.method, &r.currency, &r.description,
+		&r.status, &r.totalAmount, &r.totalFees, &r.scheduledAt, &r.externalID, &r.isRetry, &r.endpointURL,
+		&r.authorizationHeader, &r.createdBy, &r.createdByUser, &r.approvalStatus, &r.decidedBy, &r.decidedAt,
+		&r.rejectionReason, &r.holdUntil, &r.createdAt, &r.updatedAt)
+	if err != nil {
+		return row{}, err
+	}
+	if r.meth, err = Lookup(r.method); err != nil {
+		return row{}, fmt.Errorf("payout %s: %w", r.uuid, err)
+	}
+	return r, nil
+}
+
+func notFound(uuid string) error { return fault.NotFoundf("no payout %s", uuid) }
+
+// get reads merchantID's payout uuid with its transactions, locking the
+// payout row (PostgreSQL) when lock is set: every change of a payout or its
+// transactions takes that lock first.
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (row, error) {
+	query := `SELECT ` + rowColumns + ` FROM payouts WHERE uuid = $1 AND merchant_id = $2`
+	if lock {
+		query += s.db.ForUpdate()
+	}
+	r, err := scanRow(q.QueryRowContext(ctx, query, uuid, merchantID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return row{}, notFound(uuid)
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
+	}
+	if r.txs, err = readTransactions(ctx, q, r.id); err != nil {
+		return row{}, err
+	}
+	return r, nil
+}
+
+func readTransactions(ctx context.Context, q store.Querier, payoutID int64) ([]txRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status,
+		failure_reason, balance_id, submitted_at FROM payout_transactions WHERE payout_id = $1 ORDER BY seq`, payoutID)
+	if err != nil {
+		return nil, fmt.Errorf("read payout transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []txRow
+	for rows.Next() {
+		var t txRow
+		if err := rows.Scan(&t.uuid, &t.seq, &t.firstName, &t.lastName, &t.email, &t.externalID, &t.amount, &t.fee, &t.params,
+			&t.status, &t.failureReason, &t.balanceID, &t.submittedAt); err != nil {
+			return nil, fmt.Errorf("read payout transactions: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (r row) target() webhook.Target {
+	return webhook.Target{EndpointURL: r.endpointURL, AuthorizationHeader: r.authorizationHeader}
+}
+
+func millisTime(ms *int64) *clock.Time {
+	if ms == nil {
+		return nil
+	}
+	return &clock.Time{T: clock.FromMillis(*ms)}
+}
+
+// view renders r as the API's record.
+func (r row) view() Payout {
+	c := r.meth.currency
+	p := Payout{
+		UUID: r.uuid, Currency: r.currency, PayoutMethodName: r.method, Description: r.description,
+		TotalAmount: money.StringOf(r.totalAmount, c), TotalFees: money.StringOf(r.totalFees, c), Status: r.status,
+		ScheduledAt: millisTime(r.scheduledAt), ExternalID: r.externalID,
+		CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}, UpdatedAt: clock.Time{T: clock.FromMillis(r.updatedAt)},
+		PayoutTransactions: make([]Transaction, 0, len(r.txs)), id: r.id,
+	}
+	if t := r.target(); !t.IsZero() {
+		p.WebhookNotification = &t
+	}
+	if r.approvalStatus != "" {
+		a := &Approval{Status: r.approvalStatus, CreatedBy: r.createdBy, DecidedAt: millisTime(r.decidedAt), RejectionReason: r.rejectionReason}
+		if r.decidedBy != "" {
+			a.DecidedBy = &r.decidedBy
+		}
+		p.Approval = a
+	}
+	for _, t := range r.txs {
+		params := map[string]any{}
+		json.Unmarshal([]byte(t.params), &params)
+		p.PayoutTransactions = append(p.PayoutTransactions, Transaction{
+			UUID: t.uuid, FirstName: t.firstName, LastName: t.lastName, Email: t.email,
+			Amount: money.StringOf(t.amount, c), Fee: money.StringOf(t.fee, c), Status: t.status, FailureReason: t.failureReason,
+			ExternalID: t.externalID, PayoutMethodParams: params, BalanceID: t.balanceID,
+		})
+	}
+	return p
+}
+
+// emit sends the payout's current record to its webhook as eventType.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType string, at int64) error {
+	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: eventType, RecordUUID: r.uuid,
+		Target: r.target(), Payload: r.view(), At: clock.FromMillis(at)})
+	return err
+}
+
+// setStatus moves r to status and sends payout.<status>.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at int64) error {
+	r.status, r.updatedAt = to, at
+	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET status = $1, approval_status = $2, decided_by = $3, decided_at = $4,
+		rejection_reason = $5, updated_at = $6 WHERE id = $7`,
+		string(r.status), string(r.approvalStatus), r.decidedBy, r.decidedAt, r.rejectionReason, r.updatedAt, r.id); err != nil {
+		return fmt.Errorf("update payout %s: %w", r.uuid, err)
+	}
+	return s.emit(ctx, tx, *r, "payout."+string(to), at)
+}
