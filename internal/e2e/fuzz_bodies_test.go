@@ -149,6 +149,7 @@ var jsonBodyRoutes = []jsonBodyRoute{
 	{"POST /v2/payins/simulate", `{"uuid":"$PAYIN","status":"completed","amount":"100000"}`},
 	{"POST /v2/payins/refund", `{"uuid":"$RECEIVED_PAYIN","amount":"1000","description":"seed refund"}`},
 	{"POST /v2/payins/cancel", `{"uuid":"$PAYIN"}`},
+	{"POST /v2/payouts", `{"currency":"AUD","payout_method_name":"au_bank_aud","description":"seed payout","external_id":"$FUNDED_AUD","webhook_notification":{"endpoint_url":"$RECEIVER"},"payout_transaction_details":[{"first_name":"Jane","last_name":"Doe","email":"jane@example.com","amount":"10.50","external_id":"tx-1","payout_method_params":{"bsb":"062000","account_number":"12345678","account_name":"Jane Doe"}}]}`},
 }
 
 // moreValidBodies reach the other families of a route (route index → bodies).
@@ -466,6 +467,7 @@ const (
 	phWebhookID      = "$WEBHOOK_ID"      // a ping event
 	phReceiver       = "$RECEIVER"        // a webhook receiver URL the sandbox accepts
 	phFuture         = "$FUTURE"          // an hour ahead on the merchant's clock
+	phFundedAUD      = "$FUNDED_AUD"      // an external id; the AUD account gets 1,000 available first
 	phForeignPayin   = "$FOREIGN_PAYIN"   // another merchant's pending payin
 	phForeignAccount = "$FOREIGN_ACCOUNT" // another merchant's account number
 	phBig            = "$BIG"             // 2 MiB of text: past every JSON body bound
@@ -510,6 +512,11 @@ func (fx bodyFixture) value(placeholder string) string {
 		r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": "http://127.0.0.1:9/hook"})
 		want(t, r, 201)
 		return str(r.JSON(t), "id")
+	case phFundedAUD:
+		aud := fx.apps["AUD"]
+		p.simulateDeposit(aud, aud.AccountNumber, 1000)
+		p.runDue(aud)
+		return "batch-funded"
 	case phReceiver:
 		return "http://127.0.0.1:9/hook"
 	case phFuture:
@@ -568,7 +575,7 @@ func FuzzJSONBodies(f *testing.F) {
 	want(f, r, 201)
 	foreign := map[string]string{phForeignAccount: foreignApp.AccountNumber, phForeignPayin: str(r.JSON(f), "uuid")}
 	placeholders := slices.Sorted(maps.Keys(map[string]bool{phAccount: true, phPayin: true, phReceivedPayin: true, phOTPPayin: true,
-		phContactEmail: true, phKYCEmail: true, phCustomerID: true, phWebhookID: true, phReceiver: true, phFuture: true,
+		phContactEmail: true, phKYCEmail: true, phCustomerID: true, phWebhookID: true, phReceiver: true, phFuture: true, phFundedAUD: true,
 		phBig: true, phMB: true, phDeep: true}))
 	valid := validBodies()
 	f.Fuzz(func(t *testing.T, route byte, body []byte, contentType string) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,4 +271,207 @@ func codeOfErr(err error) string {
 		return e.Code
 	}
 	return err.Error()
+}
+
+var thbOK = map[string]any{"account_number": "1234567890", "account_name": "Somchai", "description": "Invoice 7", "type": "individual", "swift_code": "BKKBTHBK"}
+
+func ugxParams(over map[string]any) map[string]any {
+	p := map[string]any{"account_number": "0123456789", "account_name": "Okello", "bank_code": "NOT-A-BANK", "payment_reason": "bills",
+		"user_type": "individual", "phone": "+256712345678"}
+	for k, v := range over {
+		p[k] = v
+	}
+	return p
+}
+
+func with(base map[string]any, over map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// TestPayoutRules: every rule of CONTRACT §5 is its own 422, named, and a
+// refused payout creates nothing and moves nothing.
+func TestPayoutRules(t *testing.T) {
+	many := make([]map[string]any, payout.MaxTransactions+1)
+	for i := range many {
+		many[i] = bsbOK
+	}
+	tests := []struct {
+		name      string
+		currency  string
+		body      map[string]any
+		wantCode  string
+		wantField string
+	}{
+		{"description under 5 characters", "AUD", with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"description": "Pay"}),
+			"VALIDATION_FAILED", "description"},
+		{"lower-case pay_id_type", "AUD", payoutBody("AUD", "au_payid_npp_aud", "10", with(payIDOK, map[string]any{"pay_id_type": "email"})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.pay_id_type"},
+		{"PayID under 1 AUD", "AUD", payoutBody("AUD", "au_payid_npp_aud", "0.99", payIDOK),
+			"AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
+		{"BSB not 6 digits", "AUD", payoutBody("AUD", "au_bank_aud", "10", with(bsbOK, map[string]any{"bsb": "06200"})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bsb"},
+		{"THB under 300", "THB", payoutBody("THB", "th_bank_thb", "299.99", thbOK), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
+		{"THB over 2,000,000", "THB", payoutBody("THB", "th_bank_thb", "2000000.01", thbOK), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
+		{"THB with a bank code instead of swift_code", "THB", payoutBody("THB", "th_bank_thb", "500", with(thbOK, map[string]any{"swift_code": nil, "bank_code": "002"})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
+		{"UGX under 15,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "14999", ugxParams(nil)), "VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
+		{"UGX bank_code not in the method's list", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(nil)),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
+		{"payment_reason outside its set", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(map[string]any{"payment_reason": "gifts"})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.payment_reason"},
+		{"UGX individual without phone", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(map[string]any{"phone": nil})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.phone"},
+		{"a currency the merchant has no account in", "AUD", payoutBody("EUR", "au_bank_aud", "10", bsbOK), "CURRENCY_NOT_SUPPORTED", ""},
+		{"a method of another currency", "AUD", payoutBody("AUD", "th_bank_thb", "500", thbOK), "METHOD_NOT_ENABLED", ""},
+		{"an unknown method", "AUD", payoutBody("AUD", "au_cheque_aud", "10", bsbOK), "VALIDATION_FAILED", "payout_method_name"},
+		{"an empty batch", "AUD", payoutBody("AUD", "au_bank_aud", "10"), "VALIDATION_FAILED", "payout_transaction_details"},
+		{"more than 1,000 transactions", "AUD", payoutBody("AUD", "au_bank_aud", "10", many...), "VALIDATION_FAILED", "payout_transaction_details"},
+		{"too many decimals for AUD", "AUD", payoutBody("AUD", "au_bank_aud", "10.001", bsbOK), "VALIDATION_FAILED", "payout_transaction_details[0].amount"},
+		{"scheduled_at in the past", "AUD", with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"scheduled_at": "2020-01-01T00:00:00Z"}),
+			"VALIDATION_FAILED", "scheduled_at"},
+		{"scheduled_at unreadable", "AUD", with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"scheduled_at": "next tuesday"}),
+			"VALIDATION_FAILED", "scheduled_at"},
+		{"a missing method field", "AUD", payoutBody("AUD", "au_bank_aud", "10", with(bsbOK, map[string]any{"account_name": nil})),
+			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.account_name"},
+	}
+	each(t, func(t *testing.T, p *payd) {
+		apps := p.merchant("AUD", "THB", "UGX")
+		for _, c := range apps {
+			p.fund(c, "100000000")
+		}
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				before, _ := countRows(ctx, p.srv.DB)
+				r := p.post("/v2/payouts", apps[tt.currency], tt.body)
+				wantError(t, r, 422, tt.wantCode, tt.wantField)
+				after, _ := countRows(ctx, p.srv.DB)
+				before["jobs"], after["jobs"] = 0, 0
+				if d := before.changed(after); len(d) > 0 {
+					t.Errorf("a refused payout wrote %v", d)
+				}
+			})
+		}
+	})
+}
+
+// TestPayoutRaceNeverOverdraws: twenty payouts racing for a balance that
+// covers only some of them: each is accepted or refused with
+// INSUFFICIENT_FUNDS, and the accepted ones add up to at most the balance.
+func TestPayoutRaceNeverOverdraws(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "1000")
+		var wg sync.WaitGroup
+		var accepted, refused atomic.Int32
+		for range 20 {
+			wg.Go(func() {
+				r := p.do(req{method: "POST", path: "/v2/payouts", as: &m, body: payoutBody("AUD", "au_bank_aud", "149.50", bsbOK)})
+				switch {
+				case r.Status == 201:
+					accepted.Add(1)
+				case r.Status == 422 && codeOf(r) == "INSUFFICIENT_FUNDS":
+					refused.Add(1)
+				default:
+					t.Errorf("racing payout: %d %s", r.Status, r.Body)
+				}
+			})
+		}
+		wg.Wait()
+		// Each payout holds 149.50 + 0.50 fee = 150: six fit in 1000.
+		if accepted.Load() != 6 || refused.Load() != 14 {
+			t.Errorf("accepted %d, refused %d; want 6 and 14", accepted.Load(), refused.Load())
+		}
+		if b := p.balanceOf(m, "AUD"); b.Available.String() != "100.00" || b.Outgoing.String() != "900.00" {
+			t.Errorf("balances = available %s outgoing %s, want 100.00 and 900.00", b.Available, b.Outgoing)
+		}
+	})
+}
+
+// TestPayoutScheduled: a payout scheduled ahead waits, funds held, and is
+// submitted when the merchant's clock reaches scheduled_at.
+func TestPayoutScheduled(t *testing.T) {
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "1000")
+		at := p.clockNow(m).Add(2 * time.Hour).UTC().Format(time.RFC3339)
+		created := p.createPayout(m, with(payoutBody("AUD", "au_bank_aud", "100", bsbOK), map[string]any{"scheduled_at": at}))
+		uuid := created["uuid"].(string)
+		if created["status"] != "scheduled" || created["scheduled_at"] == nil {
+			t.Fatalf("created = %v", created)
+		}
+		p.advance(m, 3600)
+		if got := p.payoutDetail(m, uuid); got["status"] != "scheduled" {
+			t.Fatalf("an hour early: %v", got["status"])
+		}
+		p.advance(m, 3600)
+		if got := p.payoutDetail(m, uuid); got["status"] != "processing" {
+			t.Fatalf("at scheduled_at: %v", got["status"])
+		}
+		p.settlePayouts(m)
+		if got := p.payoutDetail(m, uuid); got["status"] != "completed" || txStatuses(got)[0] != "done" {
+			t.Errorf("after the network answered: %v", got)
+		}
+	})
+}
+
+// TestPayoutApprovalRace: two finance users decide one held payout at once
+// from two payd processes sharing PostgreSQL, fifty times: each time exactly
+// one decision is recorded, the other is 409 DECISION_CONFLICT, and the
+// funds move once.
+func TestPayoutApprovalRace(t *testing.T) {
+	eachShared(t, func(t *testing.T, a, b *payd) {
+		m := a.merchant("AUD")["AUD"]
+		a.requireApprovals(m)
+		a.fund(m, "10000")
+		alice := payout.Decider{UserID: "UA", Email: "alice@example.com", Role: merchant.Finance}
+		bob := payout.Decider{UserID: "UB", Email: "bob@example.com", Role: merchant.Admin}
+		rejected := 0
+		for run := range 50 {
+			uuid := a.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK))["uuid"].(string)
+			var errs [2]error
+			var wg sync.WaitGroup
+			wg.Go(func() { _, errs[0] = a.decide(m, uuid, alice, true, "") })
+			wg.Go(func() { _, errs[1] = b.decide(m, uuid, bob, false, "not this one") })
+			wg.Wait()
+			wins := 0
+			for _, err := range errs {
+				switch code := codeOfErr(err); code {
+				case "":
+					wins++
+				case payout.CodeDecisionConflict:
+				default:
+					t.Fatalf("run %d: decision error %v", run, err)
+				}
+			}
+			got := a.payoutDetail(m, uuid)
+			approval := got["approval"].(map[string]any)
+			if wins != 1 || (approval["status"] == "rejected") != (errs[1] == nil) {
+				t.Fatalf("run %d: %d decisions won (%v), record %v", run, wins, errs, approval)
+			}
+			if approval["status"] == "rejected" {
+				rejected++
+			}
+		}
+		a.settlePayouts(m)
+		// Approved payouts paid 10.50 each; rejected ones gave theirs back.
+		want := 10000*100 - (50-rejected)*1050
+		if got := a.balanceOf(m, "AUD"); got.Available.String() != fmt.Sprintf("%d.%02d", want/100, want%100) {
+			t.Errorf("available = %s after %d rejections", got.Available, rejected)
+		}
+		if problems, err := ledger.Verify(context.Background(), a.srv.DB.Read()); err != nil || len(problems) > 0 {
+			t.Errorf("ledger verify: %v %v", problems, err)
+		}
+	})
 }

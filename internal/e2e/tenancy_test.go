@@ -26,6 +26,8 @@ type tenantRecords struct {
 	contactEmail, contactUUID                     string
 	customerID, customerEmail, customerExternalID string
 	depositUUID                                   string
+	// payoutUUID is held (A's AUD account requires approval), so it stays put.
+	payoutUUID, payoutExternalID string
 	pingID, pingUUID                              string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
@@ -35,7 +37,7 @@ type tenantRecords struct {
 // identifiers are A's identifiers that no answer to B may contain.
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
-		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID}
+		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -64,6 +66,10 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 
 	a.depositUUID = str(p.simulateDeposit(idr, idr.AccountNumber, 250000), "uuid")
 	p.runDue(idr)
+	p.requireApprovals(aud)
+	p.fund(aud, "1000")
+	a.payoutExternalID = "a-payout-1"
+	a.payoutUUID = str(p.createPayout(aud, with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"external_id": a.payoutExternalID})), "uuid")
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -114,6 +120,8 @@ func tenantState(t *testing.T, p *payd, a tenantRecords) map[string]string {
 		{"AUD", "/v2/customers"},
 		{"IDR", "/v2/balances"},
 		{"IDR", "/v2/webhooks/deliveries?uuid=" + a.pingUUID},
+		{"AUD", "/v2/payouts/detail?uuid=" + a.payoutUUID},
+		{"AUD", "/v2/payouts/all"},
 	}
 	for _, c := range tenancyCurrencies {
 		reads = append(reads, struct{ currency, path string }{c, "/v2/payins/all"},
@@ -214,6 +222,10 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "customer detail", method: "GET", path: "/v2/customers/detail?id=" + a.customerID, as: "AUD", status: 404, code: nf},
 		{name: "customer update", method: "PUT", path: "/v2/customers/update", as: "AUD", body: map[string]any{"id": a.customerID, "city": "Perth"}, status: 404, code: nf},
 		{name: "webhook resend", method: "POST", path: "/v2/webhooks/deliveries/resend", as: "IDR", body: map[string]any{"id": a.pingID}, status: 404, code: nf},
+		{name: "payout detail", method: "GET", path: "/v2/payouts/detail?uuid=" + a.payoutUUID, as: "AUD", status: 404, code: nf},
+		{name: "payouts by A's external_id", method: "GET", path: "/v2/payouts/all?external_id=" + a.payoutExternalID, as: "AUD", status: 200},
+		{name: "payout with A's external_id (B has no funds)", method: "POST", path: "/v2/payouts", as: "AUD",
+			body: with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"external_id": a.payoutExternalID}), status: 422, code: "INSUFFICIENT_FUNDS"},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
@@ -452,7 +464,7 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 			for _, cur := range tenancyCurrencies {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
-					"/v2/contacts/verification_messages", "/v2/balances"} {
+					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)
