@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/payout"
 	"payd/internal/store"
+	"payd/internal/store/storetest"
 )
 
 // payoutBody is a v2 payout of one transaction per params, each of amount.
@@ -473,5 +477,62 @@ func TestPayoutApprovalRace(t *testing.T) {
 		if problems, err := ledger.Verify(context.Background(), a.srv.DB.Read()); err != nil || len(problems) > 0 {
 			t.Errorf("ledger verify: %v %v", problems, err)
 		}
+	})
+}
+
+// TestPayoutCrashDuringSubmission: payd is killed with SIGKILL while batches
+// of payouts are being submitted to the rail; after a restart every
+// acknowledged payout completes, every transaction reached the rail exactly
+// once, and the ledger verifies.
+func TestPayoutCrashDuringSubmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts payd processes")
+	}
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		first := startProcess(t, dsn)
+		m := demoApp(t, first, "AUD")
+		client := &payd{t: t, base: first.base}
+		client.simulateDeposit(m, m.AccountNumber, "1000000")
+		client.runDue(m)
+		params := make([]map[string]any, 200)
+		for i := range params {
+			params[i] = bsbOK
+		}
+		var acknowledged []string
+		for i := 0; i < 20; i++ {
+			r, ok := tryDo(client, req{method: "POST", path: "/v2/payouts", as: &m, body: payoutBody("AUD", "au_bank_aud", "1", params...)})
+			if !ok || r.Status != 201 {
+				break
+			}
+			acknowledged = append(acknowledged, str(r.JSON(t), "uuid"))
+			if i == 3+rand.IntN(5) {
+				first.cmd.Process.Signal(syscall.SIGKILL)
+				first.cmd.Wait()
+			}
+		}
+		second := startProcess(t, dsn)
+		p := &payd{t: t, base: second.base}
+		waitUntil(t, "every acknowledged payout completed", 60*time.Second, func() bool {
+			p.settlePayouts(m)
+			for _, uuid := range acknowledged {
+				if p.payoutDetail(m, uuid)["status"] != "completed" {
+					return false
+				}
+			}
+			return true
+		})
+		db := storetest.Open(t, dsn)
+		var transactions, submitted, repeated int
+		if err := db.Read().QueryRow(`SELECT (SELECT count(*) FROM payout_transactions),
+			(SELECT count(*) FROM rail_submissions), (SELECT count(*) FROM rail_submissions WHERE attempts <> 1)`).Scan(&transactions, &submitted, &repeated); err != nil {
+			t.Fatal(err)
+		}
+		if transactions < len(acknowledged)*200 || submitted != transactions || repeated != 0 {
+			t.Errorf("%d transactions (%d acknowledged payouts), %d submitted, %d submitted more than once", transactions, len(acknowledged), submitted, repeated)
+		}
+		if out, err := exec.Command(paydBinary(t), "ledger", "verify", "--db", dsn).CombinedOutput(); err != nil {
+			t.Errorf("payd ledger verify: %v\n%s", err, out)
+		}
+		t.Logf("%d payouts acknowledged, %d transactions submitted once each", len(acknowledged), submitted)
 	})
 }
