@@ -184,7 +184,14 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	}
 	rep.Results = append(rep.Results, hooks)
 
-	// 4. Balance reads.
+	// 4. Payouts on one account: creation, then completion by the sandbox network.
+	payouts, err := measurePayouts(ctx, s, p, pid)
+	if err != nil {
+		return dbReport{}, err
+	}
+	rep.Results = append(rep.Results, payouts...)
+
+	// 5. Balance reads.
 	reads := drive(ctx, "balance read", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		status, body, err := c.do(ctx, "GET", "/v2/balances", nil, nil)
 		return false, expectStatus(status, 200, body, err)
@@ -272,4 +279,65 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (resul
 	}
 	r.P50ms, r.P99ms = percentile(lags, 0.5), percentile(lags, 0.99)
 	return r, nil
+}
+
+// measurePayouts creates one-transaction AUD payouts on the demo merchant's
+// AUD account for the scenario's duration (each moves amount and fee from
+// available to outgoing and queues its submission), then moves the test clock
+// past the sandbox network's answer and measures how fast every payout
+// completes (submission, outcome, ledger and webhooks).
+func measurePayouts(ctx context.Context, s settings, p *paydProcess, pid int) ([]result, error) {
+	c := &client{base: p.base, app: p.apps["AUD"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
+	status, body, err := c.do(ctx, "POST", "/v1/simulate_deposit", map[string]any{"account_number": c.app.account, "amount": "100000000"}, nil)
+	if err := expectStatus(status, 201, body, err); err != nil {
+		return nil, fmt.Errorf("fund the AUD account: %w", err)
+	}
+	if status, body, err := c.do(ctx, "POST", "/v2/sandbox/clock", map[string]any{"advance_seconds": 0}, nil); expectStatus(status, 200, body, err) != nil {
+		return nil, fmt.Errorf("clear the deposit: %d %s %v", status, body, err)
+	}
+	create := drive(ctx, "payout create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "POST", "/v2/payouts", map[string]any{"currency": "AUD", "payout_method_name": "au_bank_aud",
+			"description": "bench payout", "payout_transaction_details": []any{map[string]any{"first_name": "Jane", "last_name": "Doe",
+				"amount": "1.00", "payout_method_params": map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}}}},
+			map[string]string{"Idempotency-Key": randomHex(12)})
+		return false, expectStatus(status, 201, body, err)
+	})
+	create.Description = "POST /v2/payouts (au_bank_aud, one transaction, Idempotency-Key)"
+	started := time.Now()
+	if status, body, err := c.do(ctx, "POST", "/v2/sandbox/clock", map[string]any{"advance_seconds": 0}, nil); expectStatus(status, 200, body, err) != nil {
+		return nil, fmt.Errorf("submit the payouts: %d %s %v", status, body, err)
+	}
+	if status, body, err := c.do(ctx, "POST", "/v2/sandbox/clock", map[string]any{"advance_seconds": 10}, nil); expectStatus(status, 200, body, err) != nil {
+		return nil, fmt.Errorf("settle the payouts: %d %s %v", status, body, err)
+	}
+	completed, err := payoutTotal(ctx, c, "completed")
+	if err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(started)
+	// Requests cut off by the scenario's end may still have created payouts: count what payd holds.
+	all, err := payoutTotal(ctx, c, "")
+	if err != nil {
+		return nil, err
+	}
+	complete := result{Name: "payout completion", Requests: completed, PerSecond: float64(completed) / elapsed.Seconds(),
+		Description: fmt.Sprintf("submission and sandbox outcome of the %d payouts above, run by POST /v2/sandbox/clock", all)}
+	if completed != all {
+		complete.Errors = all - completed
+		complete.FirstError = fmt.Sprintf("%d of %d payouts completed", completed, all)
+	}
+	return []result{create, complete}, nil
+}
+
+// payoutTotal is how many payouts the bench merchant has in status ("" for all).
+func payoutTotal(ctx context.Context, c *client, status string) (int64, error) {
+	code, body, err := c.do(ctx, "GET", "/v2/payouts/all?per_page=1&status="+status, nil, nil)
+	if err := expectStatus(code, 200, body, err); err != nil {
+		return 0, err
+	}
+	var page struct{ Total int64 }
+	if err := json.Unmarshal(body, &page); err != nil {
+		return 0, fmt.Errorf("payout list: %w", err)
+	}
+	return page.Total, nil
 }
