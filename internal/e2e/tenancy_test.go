@@ -28,7 +28,9 @@ type tenantRecords struct {
 	depositUUID                                   string
 	// payoutUUID is held (A's AUD account requires approval), so it stays put.
 	payoutUUID, payoutExternalID string
-	pingID, pingUUID                              string
+	// v1PayoutID (an integer, too short to swap in bodies) and v1PayoutUUID are held too.
+	v1PayoutID, v1PayoutUUID, v1ExternalID string
+	pingID, pingUUID                       string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
@@ -37,7 +39,7 @@ type tenantRecords struct {
 // identifiers are A's identifiers that no answer to B may contain.
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
-		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID}
+		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -70,6 +72,10 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	p.fund(aud, "1000")
 	a.payoutExternalID = "a-payout-1"
 	a.payoutUUID = str(p.createPayout(aud, with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"external_id": a.payoutExternalID})), "uuid")
+	a.v1ExternalID = "a-v1-payout-1"
+	v1 := p.post("/v1/payouts", aud, v1Body(a.v1ExternalID, v1Tx("Jane", "10", v1PayID)))
+	want(t, v1, 201)
+	a.v1PayoutID, a.v1PayoutUUID = v1.JSON(t)["id"].(json.Number).String(), str(v1.JSON(t), "uuid")
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -122,6 +128,7 @@ func tenantState(t *testing.T, p *payd, a tenantRecords) map[string]string {
 		{"IDR", "/v2/webhooks/deliveries?uuid=" + a.pingUUID},
 		{"AUD", "/v2/payouts/detail?uuid=" + a.payoutUUID},
 		{"AUD", "/v2/payouts/all"},
+		{"AUD", "/v1/payouts/detail?id=" + a.v1PayoutID},
 	}
 	for _, c := range tenancyCurrencies {
 		reads = append(reads, struct{ currency, path string }{c, "/v2/payins/all"},
@@ -152,7 +159,8 @@ type tenancyCase struct {
 	method, path string // path may carry a query
 	as           string // currency of B's app
 	body         map[string]any
-	form         map[string]string // multipart text parts (with kycFiles), instead of body
+	form         map[string]string  // multipart text parts (with kycFiles), instead of body
+	files        map[string]kycFile // the form's files, instead of kycFiles
 	// status and code are the answer wanted, both for A's identifiers and for
 	// unknown ones: 404 NOT_FOUND for every lookup.
 	status int
@@ -180,7 +188,11 @@ func (c tenancyCase) send(t *testing.T, p *payd, b map[string]creds, swap *strin
 		for k, v := range c.form {
 			fields[k] = swap.Replace(v)
 		}
-		body, contentType := kycForm(t, fields, kycFiles(t))
+		files := c.files
+		if files == nil {
+			files = kycFiles(t)
+		}
+		body, contentType := kycForm(t, fields, files)
 		r.body, r.header = body, map[string]string{"Content-Type": contentType}
 	case c.body != nil:
 		raw, err := json.Marshal(c.body)
@@ -224,6 +236,14 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "webhook resend", method: "POST", path: "/v2/webhooks/deliveries/resend", as: "IDR", body: map[string]any{"id": a.pingID}, status: 404, code: nf},
 		{name: "payout detail", method: "GET", path: "/v2/payouts/detail?uuid=" + a.payoutUUID, as: "AUD", status: 404, code: nf},
 		{name: "payouts by A's external_id", method: "GET", path: "/v2/payouts/all?external_id=" + a.payoutExternalID, as: "AUD", status: 200},
+		{name: "v1 payout detail by A's id", method: "GET", path: "/v1/payouts/detail?id=" + a.v1PayoutID, as: "AUD", status: 404, code: nf},
+		{name: "v1 payout detail by A's uuid", method: "GET", path: "/v1/payouts/detail?uuid=" + a.v1PayoutUUID, as: "AUD", status: 404, code: nf},
+		{name: "v1 payout with A's external_id (B has no funds)", method: "POST", path: "/v1/payouts", as: "AUD",
+			body: v1Body(a.v1ExternalID, v1Tx("Jane", "10", v1PayID)), status: 422, code: "INSUFFICIENT_FUNDS"},
+		{name: "v1 payout file with A's external_id (B has no funds)", method: "POST", path: "/v1/payouts/file", as: "AUD",
+			form:   map[string]string{"description": "Batch from a file", "external_id": a.v1ExternalID},
+			files:  map[string]kycFile{"file": {filename: "b.csv", data: []byte("payee,amount,payid,payid_type\nJane,10,jane@example.com,email\n")}},
+			status: 422, code: "INSUFFICIENT_FUNDS"},
 		{name: "payout with A's external_id (B has no funds)", method: "POST", path: "/v2/payouts", as: "AUD",
 			body: with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"external_id": a.payoutExternalID}), status: 422, code: "INSUFFICIENT_FUNDS"},
 

@@ -212,6 +212,7 @@ func (a *API) table() []route {
 	out = append(out, a.contactRoutes()...)
 	out = append(out, a.payinRoutes()...)
 	out = append(out, a.payoutRoutes()...)
+	out = append(out, a.payoutV1Routes()...)
 	return out
 }
 

@@ -86,19 +86,28 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 // they are not there, and then nothing is created), and starts the payout
 // held (the account requires approval), scheduled, or processing.
 func (s *Service) CreateBy(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request, maker Maker) (Payout, error) {
-	now := s.clock.Of(p)
-	c, err := s.validate(p, &r, now)
+	rw, err := s.create(ctx, tx, p, r, maker, "v2", false)
 	if err != nil {
 		return Payout{}, err
 	}
+	return rw.view(), nil
+}
+
+// create is CreateBy for either API version.
+func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request, maker Maker, apiVersion string, isRetry bool) (row, error) {
+	now := s.clock.Of(p)
+	c, err := s.validate(p, &r, now)
+	if err != nil {
+		return row{}, err
+	}
 	acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
 	if err != nil {
-		return Payout{}, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", r.Currency)
+		return row{}, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", r.Currency)
 	}
 	if !enabled(c.method, acc.Currency, acc.Methods) {
-		return Payout{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+		return row{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
 	}
-	rw := row{merchantID: p.MerchantID, accountID: acc.ID, apiVersion: "v2", method: c.method.Code, currency: r.Currency,
+	rw := row{merchantID: p.MerchantID, accountID: acc.ID, apiVersion: apiVersion, isRetry: isRetry, method: c.method.Code, currency: r.Currency,
 		description: r.Description, totalAmount: c.total, totalFees: c.feeTotal, externalID: r.ExternalID,
 		endpointURL: r.WebhookNotification.EndpointURL, authorizationHeader: r.WebhookNotification.AuthorizationHeader,
 		createdBy: maker.Label, createdByUser: maker.UserID, createdAt: now.UnixMilli(), updatedAt: now.UnixMilli(), meth: c.method}
@@ -108,15 +117,15 @@ func (s *Service) CreateBy(ctx context.Context, tx *store.Tx, p merchant.Princip
 	}
 	rw.status = s.initialStatus(&rw, acc, c, now)
 	if err := s.insert(ctx, tx, &rw, r.PayoutTransactionDetails, c, now); err != nil {
-		return Payout{}, err
+		return row{}, err
 	}
 	if err := s.start(ctx, tx, rw, now); err != nil {
-		return Payout{}, err
+		return row{}, err
 	}
 	if err := s.emit(ctx, tx, rw, "payout."+string(rw.status), now.UnixMilli()); err != nil {
-		return Payout{}, err
+		return row{}, err
 	}
-	return rw.view(), nil
+	return rw, nil
 }
 
 // initialStatus is where a new payout starts: held when the account requires
@@ -231,33 +240,44 @@ func nonNil(m map[string]any) map[string]any {
 	return m
 }
 
-// validate checks everything that needs no database: the members' shapes
-// (all reported together), then the amounts against the method's limits.
+// validate checks everything that needs no database: the rules on the
+// currency and the method first, then every member (all problems reported
+// together, range problems included), then the amounts against the method's
+// limits alone (422 AMOUNT_OUT_OF_RANGE naming each transaction outside them).
 func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (checked, error) {
+	if r.Currency != "" && r.Currency != p.Currency {
+		return checked{}, fault.Rule(fault.CodeCurrency, "currency %s is not the currency of this app's account (%s)", r.Currency, p.Currency)
+	}
 	f := fault.Fields{}
 	var c checked
 	s.checkMembers(f, r, now, &c)
-	if err := f.Err(); err != nil {
-		return checked{}, err
-	}
-	if r.Currency != p.Currency {
-		return checked{}, fault.Rule(fault.CodeCurrency, "currency %s is not the currency of this app's account (%s)", r.Currency, p.Currency)
-	}
 	m, err := Lookup(r.PayoutMethodName)
-	if err != nil {
-		return checked{}, fault.Field("payout_method_name", "is not a payout method: GET /v2/payouts/payout_methods lists them")
+	if err != nil && r.PayoutMethodName != "" {
+		f.Add("payout_method_name", "is not a payout method: GET /v2/payouts/payout_methods lists them")
 	}
-	if m.Currency != r.Currency {
+	if err != nil || len(r.PayoutTransactionDetails) > MaxTransactions {
+		return checked{}, f.Err()
+	}
+	if r.Currency != "" && m.Currency != r.Currency {
 		return checked{}, fault.Rule(CodeMethodNotEnabled, "%s pays out %s, not %s", m.Code, m.Currency, r.Currency)
 	}
 	c.method = m
 	for i, d := range r.PayoutTransactionDetails {
 		s.checkParams(f, m, fmt.Sprintf("payout_transaction_details[%d]", i), d.PayoutMethodParams)
 	}
-	if err := f.Err(); err != nil {
-		return checked{}, err
+	outside := c.checkAmounts(f, r.PayoutTransactionDetails)
+	if len(f) > 0 {
+		for k, v := range outside {
+			f.Add(k, v)
+		}
+		return checked{}, f.Err()
 	}
-	return c, c.checkAmounts(r.PayoutTransactionDetails)
+	if len(outside) > 0 {
+		e, _ := fault.As(outside.Err())
+		e.Code = fault.CodeAmountOutOfRange
+		return checked{}, e
+	}
+	return c, nil
 }
 
 // checkMembers checks the request's members other than the method's fields.
@@ -360,24 +380,23 @@ func (s *Service) hasBank(m Method, code string) bool {
 	return false
 }
 
-// checkAmounts parses each amount in the method's currency, within its
-// limits (422 AMOUNT_OUT_OF_RANGE naming every transaction outside them), and
-// adds the fees.
-func (c *checked) checkAmounts(details []TransactionRequest) error {
+// checkAmounts parses each amount in the method's currency (problems added
+// to f) and adds up amounts and fees; it returns the amounts outside the
+// method's limits.
+func (c *checked) checkAmounts(f fault.Fields, details []TransactionRequest) fault.Fields {
 	m, cur := c.method, c.method.currency
-	f := fault.Fields{}
 	outside := fault.Fields{}
 	for i, d := range details {
 		name := fmt.Sprintf("payout_transaction_details[%d].amount", i)
+		if d.Amount.IsZero() {
+			continue // reported as required
+		}
 		amount, _, err := money.ParseField(name, d.Amount, cur)
-		if err != nil {
-			if e, ok := fault.As(err); ok {
-				for k, v := range e.Fields {
-					f.Add(k, v)
-				}
-				continue
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
 			}
-			return err
+			continue
 		}
 		if amount < m.MinMinor || amount > m.MaxMinor {
 			outside.Add(name, fmt.Sprintf("must be %s to %s %s for %s", money.Format(m.MinMinor, cur), money.Format(m.MaxMinor, cur), cur.Code, m.Code))
@@ -388,13 +407,5 @@ func (c *checked) checkAmounts(details []TransactionRequest) error {
 		c.total += amount
 		c.feeTotal += fee
 	}
-	if err := f.Err(); err != nil {
-		return err
-	}
-	if len(outside) > 0 {
-		e, _ := fault.As(outside.Err())
-		e.Code = fault.CodeAmountOutOfRange
-		return e
-	}
-	return nil
+	return outside
 }

@@ -298,8 +298,16 @@ func (r row) view() Payout {
 // emit sends the payout's current record to its webhook as eventType.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType string, at int64) error {
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: eventType, RecordUUID: r.uuid,
-		Target: r.target(), Payload: r.view(), At: clock.FromMillis(at)})
+		Target: r.target(), Payload: r.record(), At: clock.FromMillis(at)})
 	return err
+}
+
+// record is r as its API version's detail endpoint answers it.
+func (r row) record() any {
+	if r.apiVersion == "v1" {
+		return r.v1View()
+	}
+	return r.view()
 }
 
 // setStatus moves r to status and sends payout.<status>.

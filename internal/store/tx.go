@@ -99,6 +99,9 @@ func retryable(err error) bool {
 	return false
 }
 
+// IsNoRows reports whether err says a query found no row.
+func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
 // IsUniqueViolation reports whether err is a unique-constraint failure on either database.
 func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

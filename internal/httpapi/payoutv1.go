@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+
+	"payd/internal/fault"
+	"payd/internal/payout"
+	"payd/internal/store"
+)
+
+// maxPayoutFileBodyBytes bounds POST /v1/payouts/file: the file and its fields.
+const maxPayoutFileBodyBytes = payout.MaxFileBytes + 64<<10
+
+func (a *API) payoutV1Routes() []route {
+	v1Errors := []int{400, 401, 409, 413, 415, 422}
+	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout whose transactions all failed (or that was rejected or expired). The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
+	return []route{
+		{method: "POST", path: "/v1/payouts", auth: authKeys, summary: "Create a v1 AUD payout.", description: rules,
+			body: payout.V1Request{}, response: payout.V1Payout{}, status: 201, errors: v1Errors,
+			handle: jsonHandler(a, http.StatusCreated, a.Payouts.CreateV1), merchantLane: true},
+		{method: "POST", path: "/v1/payouts/file", auth: authKeys, maxBody: maxPayoutFileBodyBytes, summary: "Create a v1 AUD payout from a CSV batch file (multipart/form-data).",
+			description: "Part file: CSV, UTF-8 with or without a byte-order mark, at most 1 MB (413) and 1,000 transactions, a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
+				"The other parts are the fields of POST /v1/payouts: description, scheduled_at, is_retry (true or false), external_id, webhook_notification (a JSON object). " +
+				"Every refused row is reported in one 422, each member named rows[N].column with N the file's line number (the header is line 1); nothing is created. " + rules,
+			form: []formPart{
+				{name: "file", file: true, required: true, doc: "The CSV batch."},
+				{name: "description", required: true, doc: "5 to 140 characters."},
+				{name: "scheduled_at", doc: "RFC 3339, in the future."},
+				{name: "is_retry", doc: "true or false."},
+				{name: "external_id", doc: "Up to 100 characters."},
+				{name: "webhook_notification", doc: "A JSON object {\"endpoint_url\",\"authorization_header\"}."},
+			},
+			response: payout.V1Payout{}, status: 201, errors: v1Errors, handle: a.createPayoutFile, merchantLane: true},
+		{method: "GET", path: "/v1/payouts/detail", auth: authKeys, summary: "One v1 payout, by id or uuid (id wins).",
+			params: []param{{name: "id", typ: "integer", doc: "The payout's integer id."}, {name: "uuid", typ: "string", doc: "The payout's uuid."}},
+			response: payout.V1Payout{}, status: 200, errors: []int{401, 404, 422}, handle: a.payoutV1Detail},
+	}
+}
+
+func (a *API) payoutV1Detail(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	rawID, uuid := q.str("id"), q.str("uuid")
+	var id int64
+	if rawID != "" {
+		n, err := strconv.ParseInt(rawID, 10, 64)
+		if err != nil || n <= 0 {
+			q.fields.Add("id", "must be a positive integer")
+		}
+		id = n
+	}
+	if rawID == "" && uuid == "" {
+		q.fields.Add("id", "give id or uuid")
+	}
+	if err := q.err(); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	p, err := a.Payouts.GetV1(r.Context(), principal(r), id, uuid)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, p)
+}
+
+func (a *API) createPayoutFile(w http.ResponseWriter, r *http.Request) {
+	req, file, err := readPayoutFile(r)
+	if err != nil {
+		io.Copy(io.Discard, r.Body)
+		a.fail(w, r, err)
+		return
+	}
+	expect(r, http.StatusCreated, nil)
+	created, err := inTx(a, r, func(tx *store.Tx) (payout.V1Payout, error) {
+		return a.Payouts.CreateV1File(r.Context(), tx, principal(r), req, file)
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusCreated, created)
+}
+
+// readPayoutFile reads the multipart body of POST /v1/payouts/file, each
+// part bounded as it is read.
+func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error) {
+	var req payout.V1Request
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return req, payout.BatchFile{}, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
+			"the body must be multipart/form-data, with the CSV as the part file")
+	}
+	f := fault.Fields{}
+	var data []byte
+	haveFile := false
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return req, payout.BatchFile{}, kycMultipartError(err)
+		}
+		limit := int64(4 << 10)
+		if part.FormName() == "file" {
+			limit = payout.MaxFileBytes
+		}
+		value, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if err != nil {
+			return req, payout.BatchFile{}, kycMultipartError(err)
+		}
+		if int64(len(value)) > limit {
+			if part.FormName() == "file" {
+				return req, payout.BatchFile{}, fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", payout.MaxFileBytes)
+			}
+			f.Add(part.FormName(), fmt.Sprintf("is at most %d bytes", limit))
+			continue
+		}
+		switch part.FormName() {
+		case "file":
+			data, haveFile = value, true
+		case "description":
+			req.Description = string(value)
+		case "scheduled_at":
+			req.ScheduledAt = string(value)
+		case "external_id":
+			req.ExternalID = string(value)
+		case "is_retry":
+			b, err := strconv.ParseBool(string(value))
+			if err != nil {
+				f.Add("is_retry", "must be true or false")
+			}
+			req.IsRetry = b
+		case "webhook_notification":
+			if err := json.Unmarshal(value, &req.WebhookNotification); err != nil {
+				f.Add("webhook_notification", `must be a JSON object {"endpoint_url","authorization_header"}`)
+			}
+		}
+	}
+	if !haveFile {
+		f.Add("file", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return req, payout.BatchFile{}, err
+	}
+	file, err := payout.ParseFile(data)
+	return req, file, err
+}
