@@ -39,7 +39,7 @@ func (a *API) payoutV1Routes() []route {
 			},
 			response: payout.V1Payout{}, status: 201, errors: v1Errors, handle: a.createPayoutFile, merchantLane: true},
 		{method: "GET", path: "/v1/payouts/detail", auth: authKeys, summary: "One v1 payout, by id or uuid (id wins).",
-			params: []param{{name: "id", typ: "integer", doc: "The payout's integer id."}, {name: "uuid", typ: "string", doc: "The payout's uuid."}},
+			params:   []param{{name: "id", typ: "integer", doc: "The payout's integer id."}, {name: "uuid", typ: "string", doc: "The payout's uuid."}},
 			response: payout.V1Payout{}, status: 200, errors: []int{401, 404, 422}, handle: a.payoutV1Detail},
 	}
 }
