@@ -47,13 +47,13 @@ func TestBalanceDetail(t *testing.T) {
 			body  string
 		}{
 			{name: "AUD app, default currency", as: accounts["AUD"],
-				body: `{"record":{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}}`},
+				body: `{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}`},
 			{name: "JPY app, default currency", as: accounts["JPY"],
-				body: `{"record":{"currency":"JPY","available_balance":1000,"incoming_balance":0,"outgoing_balance":0,"rolling_reserve_balance":0,"withdrawable_balance":1000}}`},
+				body: `{"currency":"JPY","available_balance":1000,"incoming_balance":0,"outgoing_balance":0,"rolling_reserve_balance":0,"withdrawable_balance":1000}`},
 			{name: "JPY app asks for aud in lower case", as: accounts["JPY"], query: "?currency=aud",
-				body: `{"record":{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}}`},
+				body: `{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}`},
 			{name: "JPY app asks for AUD", as: accounts["JPY"], query: "?currency=AUD",
-				body: `{"record":{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}}`},
+				body: `{"currency":"AUD","available_balance":250.00,"incoming_balance":0.00,"outgoing_balance":0.00,"rolling_reserve_balance":0.00,"withdrawable_balance":250.00}`},
 		}
 		for _, tt := range found {
 			t.Run(tt.name, func(t *testing.T) {

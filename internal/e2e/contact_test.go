@@ -32,9 +32,9 @@ func (p *payd) contactDetail(as creds, email string) map[string]any {
 	p.t.Helper()
 	r := p.get("/v2/contacts/detail?email="+queryEscape(email), as)
 	want(p.t, r, 200)
-	rec, ok := r.JSON(p.t)["record"].(map[string]any)
-	if !ok {
-		p.t.Fatalf("detail without record: %s", r.Body)
+	rec := r.JSON(p.t)
+	if _, ok := rec["uuid"]; !ok {
+		p.t.Fatalf("detail is not the contact at the top level: %s", r.Body)
 	}
 	return rec
 }

@@ -24,7 +24,7 @@ func TestDepositClearsToAvailable(t *testing.T) {
 			t.Fatalf("deposit = %s", r.Body)
 		}
 		p.runDue(m)
-		bal := p.get("/v2/balances/detail?currency=AUD", m).JSON(t)["record"].(map[string]any)
+		bal := p.get("/v2/balances/detail?currency=AUD", m).JSON(t)
 		if got := bal["available_balance"].(interface{ String() string }).String(); got != "250.00" {
 			t.Errorf("available_balance = %s, want 250.00", got)
 		}

@@ -333,11 +333,9 @@ func (p *payd) balanceOf(as creds, currency string) balanceView {
 	p.t.Helper()
 	r := p.get("/v2/balances/detail?currency="+currency, as)
 	want(p.t, r, 200)
-	var d struct {
-		Record balanceView `json:"record"`
-	}
-	r.Decode(p.t, &d)
-	return d.Record
+	var b balanceView
+	r.Decode(p.t, &b)
+	return b
 }
 
 // historyPage is an answer of GET /v2/balances/history.

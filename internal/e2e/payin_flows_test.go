@@ -859,7 +859,7 @@ func TestPayinFlowWithContact(t *testing.T) {
 			pi := pinCreate(t, p, aud, pinWith(pinBody("AUD", "au_payid_npp_aud", 100), map[string]any{
 				"gst": true, "email": "payer@example.com", "webhook_notification": pinHookTo(hooks, auth)}))
 			uuid := str(pi, "uuid")
-			if pi["gst_amount"] != "10.00" || pi["total"] != "110.00" || len(pinMap(pi, "pay_code")) != 0 {
+			if pi["gst_amount"] != json.Number("10.00") || pi["total"] != "110.00" || len(pinMap(pi, "pay_code")) != 0 {
 				t.Errorf("created: gst_amount %v total %v pay_code %v, want 10.00, 110.00, {}", pi["gst_amount"], pi["total"], pi["pay_code"])
 			}
 			p.advance(aud, 3)

@@ -532,7 +532,7 @@ func TestPayinRecordHasContractFields(t *testing.T) {
 			t.Errorf("members = %v\nwant      %v", keys, wantKeys)
 		}
 		wantValues := map[string]any{"name": "Jane Payer", "email": "jane@example.com", "external_id": "ext-7", "status": "pending",
-			"currency": "THB", "amount": "1234.50", "gst": false, "gst_amount": "0.00", "total": "1234.50", "paid_amount": "0.00",
+			"currency": "THB", "amount": "1234.50", "gst": false, "gst_amount": json.Number("0.00"), "total": "1234.50", "paid_amount": "0.00",
 			"payment_method": "th_qrpay_thb", "description": "order 42", "is_refundable": true, "pay_by": "qr"}
 		for k, v := range wantValues {
 			if got[k] != v {
@@ -593,7 +593,7 @@ func TestPayinGSTAddsTenPercent(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				got := pinCreate(t, p, m, pinWith(pinBody("AUD", "au_payid_npp_aud", tt.amount), map[string]any{"gst": tt.gst}))
-				if got["gst"] != tt.gst || got["gst_amount"] != tt.gstAmount || got["total"] != tt.total {
+				if got["gst"] != tt.gst || got["gst_amount"] != json.Number(tt.gstAmount) || got["total"] != tt.total {
 					t.Errorf("gst %v gst_amount %v total %v, want %v %s %s", got["gst"], got["gst_amount"], got["total"], tt.gst, tt.gstAmount, tt.total)
 				}
 			})

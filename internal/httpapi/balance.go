@@ -40,10 +40,6 @@ type balanceList struct {
 	Records []balanceView `json:"records" doc:"One entry per payments account (currency) of the merchant."`
 }
 
-type balanceDetail struct {
-	Record balanceView `json:"record"`
-}
-
 type historyRecord struct {
 	ID              string                  `json:"id" doc:"Balance ID."`
 	Amount          money.Number            `json:"amount" doc:"Net amount."`
@@ -94,7 +90,7 @@ func (a *API) balanceRoutes() []route {
 			response: balanceList{}, status: 200, errors: []int{401}, handle: a.listBalances},
 		{method: "GET", path: "/v2/balances/detail", auth: authKeys, summary: "Balances of one currency.",
 			params:   []param{{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app."}},
-			response: balanceDetail{}, status: 200, errors: []int{401, 404, 422}, handle: a.balanceDetail},
+			response: balanceView{}, status: 200, errors: []int{401, 404, 422}, handle: a.balanceDetail},
 		{method: "GET", path: "/v2/balances/history", auth: authKeys, summary: "Every movement of a currency's balance, newest first.",
 			description: "Cursor paging: pass next_cursor back as cursor while has_more is true. Dates: from_date is inclusive, to_date exclusive; a bare date (YYYY-MM-DD or DD/MM/YY) is read in the merchant's time zone, and a bare to_date includes that whole day.",
 			params: []param{
@@ -160,7 +156,7 @@ func (a *API) balanceDetail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.writeJSON(w, r, http.StatusOK, balanceDetail{Record: v})
+	a.writeJSON(w, r, http.StatusOK, v)
 }
 
 func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {

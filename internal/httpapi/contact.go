@@ -25,13 +25,7 @@ const maxKYCTextBytes = 1 << 10
 // codeKYCMalformedMultipart: a multipart body that cannot be read.
 const codeKYCMalformedMultipart = "MALFORMED_MULTIPART"
 
-type contactRecord struct {
-	Record contact.Contact `json:"record"`
-}
 
-type customerRecord struct {
-	Record contact.Customer `json:"record"`
-}
 
 // contactPage, customerPage and messagePage are page lists (CONTRACT §3).
 type contactPage struct {
@@ -88,7 +82,7 @@ func (a *API) contactRoutes() []route {
 			summary:     "A contact, found by email.",
 			description: "The email is matched whatever its case. Another merchant's contact is 404, exactly like an unknown email.",
 			params:      []param{{name: "email", typ: "string", required: true, doc: "The contact's email."}},
-			response:    contactRecord{}, status: 200, errors: []int{401, 404, 422}, handle: a.contactDetail},
+			response:    contact.Contact{}, status: 200, errors: []int{401, 404, 422}, handle: a.contactDetail},
 		{method: "GET", path: "/v2/contacts", auth: authKeys,
 			summary:  "The merchant's contacts, newest first (page list).",
 			params:   contactPageParams,
@@ -140,7 +134,7 @@ func (a *API) contactRoutes() []route {
 			summary:     "A customer, found by its uuid.",
 			description: "Another merchant's customer is 404, exactly like an unknown id.",
 			params:      []param{{name: "id", typ: "string", required: true, doc: "The customer's uuid."}},
-			response:    customerRecord{}, status: 200, errors: []int{401, 404, 422}, handle: a.customerDetail},
+			response:    contact.Customer{}, status: 200, errors: []int{401, 404, 422}, handle: a.customerDetail},
 		{method: "GET", path: "/v2/customers", auth: authKeys,
 			summary: "The merchant's customers, newest first (page list).",
 			params: append([]param{
@@ -168,7 +162,7 @@ func (a *API) contactDetail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.writeJSON(w, r, http.StatusOK, contactRecord{Record: c})
+	a.writeJSON(w, r, http.StatusOK, c)
 }
 
 // contactListQuery reads the page and date parameters of a page list.
@@ -372,7 +366,7 @@ func (a *API) customerDetail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.writeJSON(w, r, http.StatusOK, customerRecord{Record: c})
+	a.writeJSON(w, r, http.StatusOK, c)
 }
 
 func (a *API) listCustomers(w http.ResponseWriter, r *http.Request) {

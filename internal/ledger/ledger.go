@@ -210,3 +210,20 @@ func legError(ctx context.Context, tx *store.Tx, e Entry, l Leg, err error) erro
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// LockAccount locks every bucket of an account, in Post's lock order. A
+// caller that changes rows of its own and posts in the same transaction,
+// again and again (a batch of payout outcomes, say), takes it first, so that
+// all such transactions wait on the account before anything else, instead of
+// holding their own rows while waiting for buckets another holds.
+func LockAccount(ctx context.Context, tx *store.Tx, accountID int64, currency string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM ledger_buckets WHERE account_id = $1 AND currency = $2 ORDER BY name`+tx.DB().ForUpdate(),
+		accountID, currency)
+	if err != nil {
+		return fmt.Errorf("lock account %d: %w", accountID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}

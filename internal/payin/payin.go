@@ -120,7 +120,7 @@ type Payin struct {
 	Currency            string            `json:"currency"`
 	Amount              money.String      `json:"amount" doc:"The recorded amount (VND, JPY, XAF, KRW, XOF rounded to whole units)."`
 	GST                 bool              `json:"gst"`
-	GSTAmount           money.String      `json:"gst_amount" doc:"10 % of amount when gst is true (AU merchants in AUD only), else 0."`
+	GSTAmount           money.Number      `json:"gst_amount" doc:"10 % of amount when gst is true (AU merchants in AUD only), else 0: a JSON number, as the public schema types it (CONTRACT §16)."`
 	Total               money.String      `json:"total" doc:"amount + gst_amount: what the customer is asked to pay."`
 	PaidAmount          money.String      `json:"paid_amount"`
 	PaymentMethod       string            `json:"payment_method"`
@@ -195,7 +195,7 @@ func (r row) view() Payin {
 	p := Payin{
 		UUID: r.uuid, Name: r.name, Email: r.email, ExternalID: r.externalID, Status: r.status, Stage: r.stage,
 		StatusText: statusText[r.status], Currency: r.currency,
-		Amount: money.StringOf(r.amount, c), GST: r.gst, GSTAmount: money.StringOf(r.gstAmount, c), Total: money.StringOf(r.total, c),
+		Amount: money.StringOf(r.amount, c), GST: r.gst, GSTAmount: money.NumberOf(r.gstAmount, c), Total: money.StringOf(r.total, c),
 		PaidAmount: money.StringOf(r.paid, c), PaymentMethod: r.method, Description: r.description, IsRefundable: m.Refundable,
 		ExpiredAt: clock.Time{T: clock.FromMillis(r.expiredAt)}, PayBy: string(m.Family),
 		RefundInformation: RefundInformation{TotalAmount: money.StringOf(r.paid, c), RefundAmount: money.StringOf(r.refunded, c), Description: r.refundDescription},

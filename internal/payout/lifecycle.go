@@ -81,26 +81,33 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 // settle applies the rail's outcome of one transaction: done, the money
 // leaves outgoing (the fee to fees); failed, amount and fee return to
 // available. An outcome for a transaction already settled changes nothing.
-// The payout completes when its last transaction settles.
+// The payout completes when its last transaction settles. The work is the
+// transaction's alone (its row, its entry, its event), however large the
+// batch: the payout row is locked, not read with all its transactions.
 func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
-	var payoutUUID string
-	if err := tx.QueryRowContext(ctx, `SELECT p.uuid FROM payout_transactions t JOIN payouts p ON p.id = t.payout_id
-		WHERE t.uuid = $1 AND t.merchant_id = $2`, o.Key, o.MerchantID).Scan(&payoutUUID); err != nil {
+	var payoutUUID, currency string
+	var accountID int64
+	if err := tx.QueryRowContext(ctx, `SELECT p.uuid, p.account_id, p.currency FROM payout_transactions t JOIN payouts p ON p.id = t.payout_id
+		WHERE t.uuid = $1 AND t.merchant_id = $2`, o.Key, o.MerchantID).Scan(&payoutUUID, &accountID, &currency); err != nil {
 		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
-	r, err := s.get(ctx, tx, o.MerchantID, payoutUUID, true)
+	// The account before the payout: outcomes run in batches, and every
+	// batch must queue on the shared buckets first (see ledger.LockAccount).
+	if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+		return err
+	}
+	r, err := s.lock(ctx, tx, o.MerchantID, payoutUUID)
 	if err != nil {
+		return err
+	}
+	t, err := readTransaction(ctx, tx, r.id, o.Key)
+	if err != nil || t.status != TxPending {
 		return err
 	}
 	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	if err != nil {
 		return err
 	}
-	i := r.transaction(o.Key)
-	if i < 0 || r.txs[i].status != TxPending {
-		return nil
-	}
-	t := &r.txs[i]
 	legs, final, status := []ledger.Leg{
 		{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
 		{Account: r.accountID, Bucket: ledger.External, Amount: t.amount},
@@ -121,14 +128,22 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) erro
 		return err
 	}
 	t.status = status
-	if err := s.saveTransaction(ctx, tx, *t, now); err != nil {
+	if err := s.saveTransaction(ctx, tx, t, now); err != nil {
 		return err
 	}
-	if err := s.emit(ctx, tx, r, "payout_transaction."+string(status), now.UnixMilli()); err != nil {
+	if err := s.emitTransaction(ctx, tx, r, t, now); err != nil {
 		return err
 	}
-	if r.pendingTransactions() > 0 {
+	var pending int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM payout_transactions WHERE payout_id = $1 AND status = $2`,
+		r.id, string(TxPending)).Scan(&pending); err != nil {
+		return fmt.Errorf("payout %s: %w", r.uuid, err)
+	}
+	if pending > 0 {
 		return s.touch(ctx, tx, &r, now)
+	}
+	if r.txs, err = readTransactions(ctx, tx, r.id); err != nil {
+		return err
 	}
 	return s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
@@ -233,18 +234,45 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 	return r, nil
 }
 
+// lock reads and locks merchantID's payout uuid without its transactions.
+func (s *Service) lock(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, error) {
+	r, err := scanRow(tx.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`+s.db.ForUpdate(), uuid, merchantID))
+	if store.IsNoRows(err) {
+		return row{}, notFound(uuid)
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
+	}
+	return r, nil
+}
+
+const txColumns = `uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status, failure_reason, balance_id, submitted_at`
+
+func scanTransaction(sc interface{ Scan(...any) error }) (txRow, error) {
+	var t txRow
+	err := sc.Scan(&t.uuid, &t.seq, &t.firstName, &t.lastName, &t.email, &t.externalID, &t.amount, &t.fee, &t.params,
+		&t.status, &t.failureReason, &t.balanceID, &t.submittedAt)
+	return t, err
+}
+
+func readTransaction(ctx context.Context, q store.Querier, payoutID int64, uuid string) (txRow, error) {
+	t, err := scanTransaction(q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND uuid = $2`, payoutID, uuid))
+	if err != nil {
+		return txRow{}, fmt.Errorf("read payout transaction %s: %w", uuid, err)
+	}
+	return t, nil
+}
+
 func readTransactions(ctx context.Context, q store.Querier, payoutID int64) ([]txRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status,
-		failure_reason, balance_id, submitted_at FROM payout_transactions WHERE payout_id = $1 ORDER BY seq`, payoutID)
+	rows, err := q.QueryContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 ORDER BY seq`, payoutID)
 	if err != nil {
 		return nil, fmt.Errorf("read payout transactions: %w", err)
 	}
 	defer rows.Close()
 	var out []txRow
 	for rows.Next() {
-		var t txRow
-		if err := rows.Scan(&t.uuid, &t.seq, &t.firstName, &t.lastName, &t.email, &t.externalID, &t.amount, &t.fee, &t.params,
-			&t.status, &t.failureReason, &t.balanceID, &t.submittedAt); err != nil {
+		t, err := scanTransaction(rows)
+		if err != nil {
 			return nil, fmt.Errorf("read payout transactions: %w", err)
 		}
 		out = append(out, t)
@@ -297,8 +325,41 @@ func (r row) view() Payout {
 
 // emit sends the payout's current record to its webhook as eventType.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType string, at int64) error {
+	if r.target().IsZero() {
+		return nil // nobody listens: do not render the record
+	}
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: eventType, RecordUUID: r.uuid,
 		Target: r.target(), Payload: r.record(), At: clock.FromMillis(at)})
+	return err
+}
+
+// TransactionEvent is the body of payout_transaction.done and .failed: the
+// transaction as its payout's record shows it, with the payout's identifiers.
+// It carries one transaction, not the batch, so that a batch of n
+// transactions sends n small events and one full record (payout.completed).
+type TransactionEvent struct {
+	PayoutUUID       string `json:"payout_uuid"`
+	PayoutExternalID string `json:"payout_external_id"`
+	// PayoutID is the payout's v1 integer id (v1 payouts only).
+	PayoutID    *int64 `json:"payout_id,omitempty"`
+	Transaction any    `json:"payout_transaction" doc:"The transaction, as payout_transactions lists it in the payout's record."`
+}
+
+// emitTransaction sends payout_transaction.<status> for t.
+func (s *Service) emitTransaction(ctx context.Context, tx *store.Tx, r row, t txRow, now time.Time) error {
+	if r.target().IsZero() {
+		return nil
+	}
+	one := r
+	one.txs = []txRow{t}
+	ev := TransactionEvent{PayoutUUID: r.uuid, PayoutExternalID: r.externalID}
+	if r.apiVersion == "v1" {
+		ev.PayoutID, ev.Transaction = &r.id, one.v1View().Transactions[0]
+	} else {
+		ev.Transaction = one.view().PayoutTransactions[0]
+	}
+	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "payout_transaction." + string(t.status),
+		RecordUUID: r.uuid, Target: r.target(), Payload: ev, At: now})
 	return err
 }
 
