@@ -191,7 +191,9 @@ func (l *lazyFS) powerCut() {
 	if err != nil {
 		l.t.Fatalf("send lazyfs::clear-cache: %v", err)
 	}
-	l.report.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if err := l.report.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		l.t.Fatalf("wait for LazyFS's report: %v", err)
+	}
 	line, err := bufio.NewReader(l.report).ReadString('\n')
 	if err != nil || line != "finished::clear-cache\n" {
 		l.t.Fatalf("LazyFS did not report the cache cleared (%q, %v):\n%s", line, err, l.logTail())
@@ -199,26 +201,36 @@ func (l *lazyFS) powerCut() {
 }
 
 // unmount unmounts LazyFS and waits for it to exit. What was not fsynced
-// and is still in its cache is gone with it.
+// and is still in its cache is gone with it. Should the mount stay busy,
+// it is detached and LazyFS killed, so that no test leaves a mount behind.
 func (l *lazyFS) unmount() {
 	l.t.Helper()
 	if l.cmd == nil {
 		return
 	}
+	cmd := l.cmd
+	l.cmd = nil
 	l.report.Close()
-	var out []byte
 	// An unmount is refused while a killed process's files are still being closed.
-	waitUntil(l.t, "LazyFS unmounted", 30*time.Second, func() bool {
-		var err error
-		out, err = exec.Command(l.fusermount, "-u", l.dir).CombinedOutput()
-		return err == nil
-	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.Command(l.fusermount, "-u", l.dir).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			exec.Command(l.fusermount, "-u", "-z", l.dir).Run()
+			cmd.Process.Kill()
+			l.t.Fatalf("unmount %s: %v: %s", l.dir, err, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	select {
 	case <-l.exited:
 	case <-time.After(30 * time.Second):
-		l.t.Fatalf("lazyfs did not exit after unmount (%s):\n%s", out, l.logTail())
+		cmd.Process.Kill()
+		l.t.Fatalf("lazyfs did not exit after unmount:\n%s", l.logTail())
 	}
-	l.cmd = nil
 }
 
 // remount is the machine coming back after the power cut.
