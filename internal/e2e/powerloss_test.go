@@ -117,7 +117,7 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	stop := make(chan struct{})
 	loaded := time.Now()
 	load := powerLoad(client, m, tr.hooks.URL, tr.acks, stop)
-	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.count(tr.acks.refunded) > 0 })
+	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.refunds() > 0 })
 	killAfter := rand.N(1200 * time.Millisecond)
 	time.Sleep(killAfter) // the kill point: a random moment of the load
 	kill(first)
@@ -129,10 +129,8 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	restarted := time.Now()
 	tr.p = &payd{t: t, base: second.base}
 	tr.checkWrites(t, m)
-	t.Logf("trial %d: power cut %s after the first refund, acknowledged %d payins, %d receipts, %d deposits, %d refunds; "+
-		"start %s, load %s, restart %s, check %s", n, killAfter.Round(time.Millisecond),
-		tr.acks.count(tr.acks.payins), tr.acks.count(tr.acks.received), tr.acks.count(tr.acks.deposits), tr.acks.count(tr.acks.refunded),
-		loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
+	t.Logf("trial %d: power cut %s after the first refund, %s; start %s, load %s, restart %s, check %s",
+		n, killAfter.Round(time.Millisecond), tr.acks, loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
 		restarted.Sub(killed).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 	return tr
 }
@@ -140,7 +138,7 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 // ackLog is what the load clients sent and what payd acknowledged with a 2xx.
 type ackLog struct {
 	mu sync.Mutex
-	// sent holds every Idempotency-Key sent, by kind of write.
+	// sentPayins and sentDeposits hold every Idempotency-Key sent.
 	sentPayins, sentDeposits map[string]bool
 	// payins and deposits map the key of each 201 to the uuid it answered.
 	payins, deposits map[string]string
@@ -163,17 +161,19 @@ func (a *ackLog) note(fn func()) {
 	fn()
 }
 
-// count is len of one of the log's maps, under its lock.
-func (a *ackLog) count(m any) int {
+// refunds is how many refunds were acknowledged so far.
+func (a *ackLog) refunds() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch m := m.(type) {
-	case map[string]bool:
-		return len(m)
-	case map[string]string:
-		return len(m)
-	}
-	return 0
+	return len(a.refunded)
+}
+
+// String sums up the acknowledgements for the trial's log.
+func (a *ackLog) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return fmt.Sprintf("acknowledged %d payins, %d receipts, %d deposits, %d refunds",
+		len(a.payins), len(a.received), len(a.deposits), len(a.refunded))
 }
 
 // The trial's writes, each with its Idempotency-Key, so that the check can
