@@ -267,7 +267,6 @@ func powerLossDir(t *testing.T) string {
 // LazyFS mount.
 type pgCluster struct {
 	t       *testing.T
-	fs      *lazyFS
 	bin     string // directory of initdb and postgres
 	port    int
 	as      *syscall.Credential // the postgres user when the test runs as root
@@ -343,7 +342,7 @@ func initPGTemplate(t *testing.T) pgTemplate {
 // PostgreSQL on it through the mount, on a free local port, until the test ends.
 func startPGCluster(t *testing.T, fs *lazyFS, tpl pgTemplate) *pgCluster {
 	t.Helper()
-	c := &pgCluster{t: t, fs: fs, bin: tpl.bin, as: tpl.as, dataDir: filepath.Join(fs.dir, "pg"),
+	c := &pgCluster{t: t, bin: tpl.bin, as: tpl.as, dataDir: filepath.Join(fs.dir, "pg"),
 		log: filepath.Join(filepath.Dir(fs.dir), "postgres.log")}
 	if out, err := exec.Command("cp", "-a", tpl.dir, filepath.Join(fs.under, "pg")).CombinedOutput(); err != nil {
 		t.Fatalf("copy the cluster: %v\n%s", err, out)
