@@ -1,0 +1,473 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+// The README promises that an acknowledged write survives power loss. A
+// SIGKILL cannot test that (the kernel keeps a killed process's writes), so
+// these tests run the database on LazyFS and drop every unsynced byte after
+// the kill: payd's SQLite files, or a PostgreSQL cluster's data directory.
+
+// powerLossTrials is how many power cuts each test makes, each at a random
+// moment of its load.
+const powerLossTrials = 10
+
+// powerLossSchedule makes webhook retries quick, so the check need not wait.
+var powerLossSchedule = []string{"--webhook-retry-schedule", "100ms,200ms,500ms,1s,1s,1s,1s,1s"}
+
+// TestPowerLossSQLite: payd on SQLite (WAL, synchronous=FULL) under load
+// from eight clients loses power at a random moment, ten times; after each,
+// every acknowledged write is there exactly once, the ledger verifies, the
+// jobs resume and no committed webhook event is lost.
+func TestPowerLossSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten power cuts")
+	}
+	needLazyFS(t)
+	var trials []*powerLossTrial
+	for n := 1; n <= powerLossTrials; n++ {
+		fs := mountLazyFS(t, powerLossDir(t))
+		dsn := "sqlite:" + filepath.Join(fs.dir, "payd.db")
+		trials = append(trials, runPowerLossTrial(t, n, dsn, func(first *process) {
+			first.cmd.Process.Signal(syscall.SIGKILL)
+			first.cmd.Wait()
+		}, func() {
+			fs.powerCut()
+			fs.remount()
+		}))
+	}
+	for _, tr := range trials {
+		tr.checkWebhooks(t)
+	}
+}
+
+// TestPowerLossPostgres: the same with PostgreSQL (its defaults: fsync on,
+// synchronous_commit on), a throwaway cluster whose data directory is on
+// LazyFS; the postmaster, its backends and payd die together.
+func TestPowerLossPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten power cuts")
+	}
+	needLazyFS(t)
+	template := initPGTemplate(t)
+	var trials []*powerLossTrial
+	for n := 1; n <= powerLossTrials; n++ {
+		fs := mountLazyFS(t, powerLossDir(t))
+		pg := startPGCluster(t, fs, template)
+		trials = append(trials, runPowerLossTrial(t, n, pg.dsn(), func(first *process) {
+			first.cmd.Process.Signal(syscall.SIGKILL)
+			pg.kill()
+			first.cmd.Wait()
+		}, func() {
+			fs.powerCut()
+			fs.remount()
+			pg.start()
+		}))
+	}
+	for _, tr := range trials {
+		tr.checkWebhooks(t)
+	}
+}
+
+// powerLossTrial is one trial's restarted payd and what its clients saw.
+// It runs until the test ends: the webhook deliveries of every trial are
+// checked last, once the leases the crashed payd held on events (20 s) have
+// run out, so that the trials need not wait for them one by one.
+type powerLossTrial struct {
+	n     int
+	dsn   string
+	p     *payd
+	db    *store.DB // read by the checks
+	acks  *ackLog
+	hooks *deliveryLog
+}
+
+// runPowerLossTrial starts payd on dsn, drives its load, waits a random
+// time, lets kill stop payd (and its database) and, once the clients have
+// stopped, restore cut the power and bring the disk (and database) back;
+// then it restarts payd and checks every acknowledged write.
+func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process), restore func()) *powerLossTrial {
+	t.Helper()
+	tr := &powerLossTrial{n: n, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t)}
+	began := time.Now()
+	first := startProcess(t, dsn, powerLossSchedule...)
+	m := demoApp(t, first, "IDR")
+	// Refunds come out of available, where a receipt arrives only once its
+	// clearing job has run: a cleared deposit funds them all from the start.
+	client := &payd{t: t, base: first.base}
+	client.simulateDeposit(m, m.AccountNumber, 10000000)
+	client.runDue(m)
+	stop := make(chan struct{})
+	loaded := time.Now()
+	load := powerLoad(client, m, tr.hooks.URL, tr.acks, stop)
+	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.refunds() > 0 })
+	killAfter := rand.N(1200 * time.Millisecond)
+	time.Sleep(killAfter) // the kill point: a random moment of the load
+	kill(first)
+	killed := time.Now()
+	close(stop)
+	load.Wait()
+	restore()
+	second := startProcess(t, dsn, powerLossSchedule...)
+	restarted := time.Now()
+	tr.p = &payd{t: t, base: second.base}
+	tr.checkWrites(t, m)
+	t.Logf("trial %d: power cut %s after the first refund, %s; start %s, load %s, restart %s, check %s",
+		n, killAfter.Round(time.Millisecond), tr.acks, loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
+		restarted.Sub(killed).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
+	return tr
+}
+
+// ackLog is what the load clients sent and what payd acknowledged with a 2xx.
+type ackLog struct {
+	mu sync.Mutex
+	// sentPayins and sentDeposits hold every Idempotency-Key sent.
+	sentPayins, sentDeposits map[string]bool
+	// payins and deposits map the key of each 201 to the uuid it answered.
+	payins, deposits map[string]string
+	// completed holds the payins whose completion was sent, received those
+	// answered 200; sentRefunds the payins a refund was sent for, refunded
+	// those answered 200.
+	completed, received, sentRefunds, refunded map[string]bool
+}
+
+func newAckLog() *ackLog {
+	return &ackLog{sentPayins: map[string]bool{}, sentDeposits: map[string]bool{}, payins: map[string]string{},
+		deposits: map[string]string{}, completed: map[string]bool{}, received: map[string]bool{},
+		sentRefunds: map[string]bool{}, refunded: map[string]bool{}}
+}
+
+// note runs fn under the log's lock.
+func (a *ackLog) note(fn func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fn()
+}
+
+// refunds is how many refunds were acknowledged so far.
+func (a *ackLog) refunds() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.refunded)
+}
+
+// String sums up the acknowledgements for the trial's log.
+func (a *ackLog) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return fmt.Sprintf("acknowledged %d payins, %d receipts, %d deposits, %d refunds",
+		len(a.payins), len(a.received), len(a.deposits), len(a.refunded))
+}
+
+// The trial's writes, each with its Idempotency-Key, so that the check can
+// send it again: a replay must answer what was acknowledged, and a write
+// that was never acknowledged is then made, never twice.
+func payinCreate(m *creds, key, hookURL string) req {
+	return req{method: "POST", path: "/v2/payins", as: m, header: map[string]string{"Idempotency-Key": key},
+		body: map[string]any{"currency": "IDR", "amount": 50000, "payin_method_name": "id_bank_qris_idr", "external_id": key,
+			"webhook_notification": map[string]any{"endpoint_url": hookURL}}}
+}
+
+func payinComplete(m *creds, uuid string) req {
+	return req{method: "POST", path: "/v2/payins/simulate", as: m, body: map[string]any{"uuid": uuid, "status": "completed"}}
+}
+
+func depositCreate(m *creds, key string) req {
+	return req{method: "POST", path: "/v1/simulate_deposit", as: m, header: map[string]string{"Idempotency-Key": key},
+		body: map[string]any{"account_number": m.AccountNumber, "amount": 1000}}
+}
+
+// refundMinor is each refund: 10,000.00 of a 50,000.00 IDR payin.
+const refundMinor = 1000000
+
+func payinRefund(m *creds, uuid string) req {
+	return req{method: "POST", path: "/v2/payins/refund", as: m, header: map[string]string{"Idempotency-Key": "refund-" + uuid},
+		body: map[string]any{"uuid": uuid, "amount": "10000", "description": "power loss " + uuid}}
+}
+
+// powerLoad drives payd from eight clients until stop is closed: four
+// create payins and complete them, two simulate deposits, two refund part
+// of each completed payin.
+func powerLoad(p *payd, m creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	var seq atomic.Int64
+	refundable := make(chan string, 100000)
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	for range 4 {
+		wg.Go(func() {
+			for !stopped() {
+				key := fmt.Sprintf("payin-%d", seq.Add(1))
+				acks.note(func() { acks.sentPayins[key] = true })
+				uuid, ok := sendFor(p, payinCreate(&m, key, hookURL), 201, "uuid")
+				if !ok {
+					continue
+				}
+				acks.note(func() { acks.payins[key], acks.completed[uuid] = uuid, true })
+				if _, ok := sendFor(p, payinComplete(&m, uuid), 200, ""); ok {
+					acks.note(func() { acks.received[uuid] = true })
+					refundable <- uuid
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for !stopped() {
+				key := fmt.Sprintf("deposit-%d", seq.Add(1))
+				acks.note(func() { acks.sentDeposits[key] = true })
+				if uuid, ok := sendFor(p, depositCreate(&m, key), 201, "uuid"); ok {
+					acks.note(func() { acks.deposits[key] = uuid })
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for {
+				var uuid string
+				select {
+				case <-stop:
+					return
+				case uuid = <-refundable:
+				}
+				acks.note(func() { acks.sentRefunds[uuid] = true })
+				if _, ok := sendFor(p, payinRefund(&m, uuid), 200, ""); ok {
+					acks.note(func() { acks.refunded[uuid] = true })
+				}
+			}
+		})
+	}
+	return &wg
+}
+
+// sendFor sends r from a load client and reports whether it was answered
+// with status; member is then read from the answer.
+func sendFor(p *payd, r req, status int, member string) (string, bool) {
+	res, err := p.send(r)
+	if err != nil || res.Status != status {
+		return "", false
+	}
+	var body map[string]any
+	if json.Unmarshal(res.Body, &body) != nil {
+		return "", false
+	}
+	v, _ := body[member].(string)
+	return v, true
+}
+
+// checkWrites checks, after the power cut and restart, that every
+// acknowledged write is there exactly once (a replay of its key answers it,
+// and the balance history holds it once), that the jobs resume (refunds
+// return, deposits clear) and that the ledger verifies.
+func (tr *powerLossTrial) checkWrites(t *testing.T, m creds) {
+	t.Helper()
+	p, acks := tr.p, tr.acks
+	for key := range acks.sentPayins {
+		r := p.do(payinCreate(&m, key, tr.hooks.URL))
+		want(t, r, 201)
+		if uuid, ok := acks.payins[key]; ok && str(r.JSON(t), "uuid") != uuid {
+			t.Errorf("trial %d: acknowledged payin %s (key %s) is lost: its replay made %s", tr.n, uuid, key, str(r.JSON(t), "uuid"))
+		}
+	}
+	list := p.get("/v2/payins/all?per_page=1", m).JSON(t)
+	if total, _ := list["total"].(json.Number).Int64(); int(total) != len(acks.sentPayins) {
+		t.Errorf("trial %d: %d payins exist for %d keys sent", tr.n, total, len(acks.sentPayins))
+	}
+	deposits := map[string]bool{}
+	for key := range acks.sentDeposits {
+		r := p.do(depositCreate(&m, key))
+		want(t, r, 201)
+		uuid := str(r.JSON(t), "uuid")
+		deposits[uuid] = true
+		if acked, ok := acks.deposits[key]; ok && uuid != acked {
+			t.Errorf("trial %d: acknowledged deposit %s (key %s) is lost: its replay made %s", tr.n, acked, key, uuid)
+		}
+	}
+	for uuid := range acks.sentRefunds {
+		want(t, p.do(payinRefund(&m, uuid)), 200)
+	}
+	// Five seconds on, the refunds return; the deposits' clearing is due at once.
+	p.advance(m, 10)
+	for uuid := range acks.received {
+		d := p.get("/v2/payins/detail?uuid="+uuid, m).JSON(t)
+		wantStatus, refunded := "received", int64(0)
+		if acks.sentRefunds[uuid] {
+			wantStatus, refunded = "return_received", refundMinor
+		}
+		ri, _ := d["refund_information"].(map[string]any)
+		if str(d, "status") != wantStatus || (refunded > 0 && minorUnits(t, ri["refund_amount"], "IDR") != refunded) {
+			t.Errorf("trial %d: acknowledged receipt %s is %s with refund_information %v, want %s with %d minor units refunded",
+				tr.n, uuid, str(d, "status"), ri, wantStatus, refunded)
+		}
+	}
+	tr.checkHistory(t, m, deposits)
+	b := p.balanceOf(m, "IDR")
+	if minorUnits(t, b.Incoming, "IDR") != 0 || minorUnits(t, b.Outgoing, "IDR") != 0 {
+		t.Errorf("trial %d: after the jobs ran, incoming %s and outgoing %s, want both zero", tr.n, b.Incoming, b.Outgoing)
+	}
+	if out, err := exec.Command(paydBinary(t), "ledger", "verify", "--db", tr.dsn).CombinedOutput(); err != nil {
+		t.Errorf("trial %d: payd ledger verify: %v\n%s", tr.n, err, out)
+	}
+	var failed int
+	tr.db = storetest.Open(t, tr.dsn)
+	if err := tr.db.Read().QueryRow(`SELECT count(*) FROM jobs WHERE state = 'failed'`).Scan(&failed); err != nil || failed != 0 {
+		t.Errorf("trial %d: %d jobs failed (%v)", tr.n, failed, err)
+	}
+}
+
+// checkHistory reads the whole balance history: one payment for each
+// completed payin (every acknowledged one among them), one done top_up for
+// each deposit, one done refund for each refund.
+func (tr *powerLossTrial) checkHistory(t *testing.T, m creds, deposits map[string]bool) {
+	t.Helper()
+	seen := map[string]int{} // "transaction_type reference_id"
+	cursor := ""
+	for {
+		h := tr.p.history(m, "size=100&cursor="+url.QueryEscape(cursor))
+		for _, r := range h.Records {
+			seen[r.TransactionType+" "+r.ReferenceID]++
+			if r.Status != "done" {
+				t.Errorf("trial %d: %s %s is %s after the jobs ran, want done", tr.n, r.TransactionType, r.ReferenceID, r.Status)
+			}
+			if r.TransactionType == "refund" && minorUnits(t, r.Amount, "IDR") != refundMinor {
+				t.Errorf("trial %d: refund of %s is %s, want %d minor units", tr.n, r.ReferenceID, r.Amount, refundMinor)
+			}
+			if r.TransactionType == "payment" && !tr.acks.completed[r.ReferenceID] {
+				t.Errorf("trial %d: a payment of %s, whose completion was never sent", tr.n, r.ReferenceID)
+			}
+		}
+		if !h.HasMore || h.NextCursor == nil {
+			break
+		}
+		cursor = *h.NextCursor
+	}
+	want := map[string]bool{}
+	for uuid := range tr.acks.received {
+		want["payment "+uuid] = true
+	}
+	for uuid := range deposits {
+		want["top_up "+uuid] = true
+	}
+	for uuid := range tr.acks.sentRefunds {
+		want["refund "+uuid] = true
+	}
+	for k := range want {
+		if seen[k] != 1 {
+			t.Errorf("trial %d: the history holds %q %d times, want once", tr.n, k, seen[k])
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("trial %d: the history holds %q %d times", tr.n, k, n)
+		}
+	}
+}
+
+// checkWebhooks checks that every webhook event in the outbox reaches the
+// receiver, that every event the receiver got (before the power cut too) is
+// still in the outbox, and that the outbox holds the event of each
+// acknowledged receipt and of each refund's return.
+func (tr *powerLossTrial) checkWebhooks(t *testing.T) {
+	t.Helper()
+	db := tr.db
+	waitUntil(t, fmt.Sprintf("trial %d: every committed webhook event delivered", tr.n), 90*time.Second, func() bool {
+		var pending int
+		db.Read().QueryRow(`SELECT count(*) FROM webhook_events WHERE status <> 'delivered'`).Scan(&pending)
+		return pending == 0
+	})
+	committed := map[string]bool{}
+	events := map[string]bool{} // "event_type record_uuid"
+	rows, err := db.Read().Query(`SELECT id, event_type, record_uuid FROM webhook_events`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, typ, uuid string
+		if err := rows.Scan(&id, &typ, &uuid); err != nil {
+			t.Fatal(err)
+		}
+		committed[id] = true
+		events[typ+" "+uuid] = true
+	}
+	rows.Close()
+	delivered := tr.hooks.ids()
+	for id := range committed {
+		if delivered[id] == 0 {
+			t.Errorf("trial %d: committed event %s was never delivered", tr.n, id)
+		}
+	}
+	for id := range delivered {
+		if !committed[id] {
+			t.Errorf("trial %d: event %s was delivered, so committed, and is gone from the outbox", tr.n, id)
+		}
+	}
+	for uuid := range tr.acks.received {
+		if !events["payin.received "+uuid] {
+			t.Errorf("trial %d: no payin.received event for the acknowledged receipt %s", tr.n, uuid)
+		}
+	}
+	for uuid := range tr.acks.sentRefunds {
+		if !events["payin.return_pending "+uuid] || !events["payin.return_received "+uuid] {
+			t.Errorf("trial %d: the refund of %s lacks its payin.return_pending or payin.return_received event", tr.n, uuid)
+		}
+	}
+	dups := 0
+	for _, n := range delivered {
+		dups += n - 1
+	}
+	t.Logf("trial %d: %d events committed and delivered (%d duplicates)", tr.n, len(committed), dups)
+}
+
+// deliveryLog is a webhook receiver that counts deliveries by webhook-id.
+type deliveryLog struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func newDeliveryLog(t *testing.T) *deliveryLog {
+	l := &deliveryLog{seen: map[string]int{}}
+	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		l.mu.Lock()
+		l.seen[r.Header.Get("webhook-id")]++
+		l.mu.Unlock()
+	}))
+	t.Cleanup(l.Close)
+	return l
+}
+
+// ids is a copy of the deliveries by webhook-id.
+func (l *deliveryLog) ids() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(l.seen))
+	for id, n := range l.seen {
+		out[id] = n
+	}
+	return out
+}
