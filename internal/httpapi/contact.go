@@ -25,8 +25,6 @@ const maxKYCTextBytes = 1 << 10
 // codeKYCMalformedMultipart: a multipart body that cannot be read.
 const codeKYCMalformedMultipart = "MALFORMED_MULTIPART"
 
-
-
 // contactPage, customerPage and messagePage are page lists (CONTRACT §3).
 type contactPage struct {
 	PerPage   int               `json:"per_page"`
