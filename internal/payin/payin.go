@@ -15,6 +15,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/job"
+	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/store"
@@ -211,10 +212,17 @@ func (r row) view() Payin {
 	return p
 }
 
-// get reads merchantID's payin uuid, locking it (PostgreSQL) when lock is set.
+// get reads merchantID's payin uuid, locking it (PostgreSQL) when lock is
+// set. A locked read is for a change, which may post to the ledger: it locks
+// the payin's account first (ledger.LockAccount), so that batches of changes
+// (group-committed receipts, job batches) all queue on the account before
+// they hold any payin, and never deadlock.
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (row, error) {
 	query := `SELECT ` + rowColumns + ` FROM payins WHERE uuid = $1 AND merchant_id = $2`
-	if lock {
+	if tx, ok := q.(*store.Tx); ok && lock {
+		if err := s.lockAccountOf(ctx, tx, merchantID, uuid); err != nil {
+			return row{}, err
+		}
 		query += s.db.ForUpdate()
 	}
 	r, err := scanRow(q.QueryRowContext(ctx, query, uuid, merchantID))
@@ -225,6 +233,19 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 		return row{}, fmt.Errorf("read payin %s: %w", uuid, err)
 	}
 	return r, nil
+}
+
+func (s *Service) lockAccountOf(ctx context.Context, tx *store.Tx, merchantID, uuid string) error {
+	var accountID int64
+	var currency string
+	err := tx.QueryRowContext(ctx, `SELECT account_id, currency FROM payins WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID).Scan(&accountID, &currency)
+	if isNoRows(err) {
+		return notFound(uuid)
+	}
+	if err != nil {
+		return fmt.Errorf("read payin %s: %w", uuid, err)
+	}
+	return ledger.LockAccount(ctx, tx, accountID, currency)
 }
 
 // emit sends the payin's current record to its webhook as eventType.
