@@ -97,6 +97,8 @@ type powerLossTrial struct {
 	db    *store.DB // read by the checks
 	acks  *ackLog
 	hooks *deliveryLog
+	// aud is the demo merchant's AUD app, which makes the payouts.
+	aud creds
 }
 
 // runPowerLossTrial starts payd on dsn, drives its load, waits a random
@@ -113,10 +115,12 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	// clearing job has run: a cleared deposit funds them all from the start.
 	client := &payd{t: t, base: first.base}
 	client.simulateDeposit(m, m.AccountNumber, 10000000)
+	tr.aud = demoApp(t, first, "AUD")
+	client.simulateDeposit(tr.aud, tr.aud.AccountNumber, 100000)
 	client.runDue(m)
 	stop := make(chan struct{})
 	loaded := time.Now()
-	load := powerLoad(client, m, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(client, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.refunds() > 0 })
 	killAfter := rand.N(1200 * time.Millisecond)
 	time.Sleep(killAfter) // the kill point: a random moment of the load
@@ -129,6 +133,7 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	restarted := time.Now()
 	tr.p = &payd{t: t, base: second.base}
 	tr.checkWrites(t, m)
+	tr.checkPayouts(t)
 	t.Logf("trial %d: power cut %s after the first refund, %s; start %s, load %s, restart %s, check %s",
 		n, killAfter.Round(time.Millisecond), tr.acks, loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
 		restarted.Sub(killed).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
@@ -146,12 +151,16 @@ type ackLog struct {
 	// answered 200; sentRefunds the payins a refund was sent for, refunded
 	// those answered 200.
 	completed, received, sentRefunds, refunded map[string]bool
+	// sentPayouts holds every payout key sent; payouts maps the key of each
+	// 201 to its uuid.
+	sentPayouts map[string]bool
+	payouts     map[string]string
 }
 
 func newAckLog() *ackLog {
 	return &ackLog{sentPayins: map[string]bool{}, sentDeposits: map[string]bool{}, payins: map[string]string{},
 		deposits: map[string]string{}, completed: map[string]bool{}, received: map[string]bool{},
-		sentRefunds: map[string]bool{}, refunded: map[string]bool{}}
+		sentRefunds: map[string]bool{}, refunded: map[string]bool{}, sentPayouts: map[string]bool{}, payouts: map[string]string{}}
 }
 
 // note runs fn under the log's lock.
@@ -172,8 +181,8 @@ func (a *ackLog) refunds() int {
 func (a *ackLog) String() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return fmt.Sprintf("acknowledged %d payins, %d receipts, %d deposits, %d refunds",
-		len(a.payins), len(a.received), len(a.deposits), len(a.refunded))
+	return fmt.Sprintf("acknowledged %d payins, %d receipts, %d deposits, %d refunds, %d payouts",
+		len(a.payins), len(a.received), len(a.deposits), len(a.refunded), len(a.payouts))
 }
 
 // The trial's writes, each with its Idempotency-Key, so that the check can
@@ -194,6 +203,12 @@ func depositCreate(m *creds, key string) req {
 		body: map[string]any{"account_number": m.AccountNumber, "amount": 1000}}
 }
 
+// payoutCreate is a one-transaction AUD payout of 1.00.
+func payoutCreate(m *creds, key string) req {
+	return req{method: "POST", path: "/v2/payouts", as: m, header: map[string]string{"Idempotency-Key": key},
+		body: payoutBody("AUD", "au_bank_aud", "1.00", bsbOK)}
+}
+
 // refundMinor is each refund: 10,000.00 of a 50,000.00 IDR payin.
 const refundMinor = 1000000
 
@@ -203,9 +218,9 @@ func payinRefund(m *creds, uuid string) req {
 }
 
 // powerLoad drives payd from eight clients until stop is closed: four
-// create payins and complete them, two simulate deposits, two refund part
-// of each completed payin.
-func powerLoad(p *payd, m creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
+// create payins and complete them, two simulate deposits, one refunds part
+// of each completed payin, one makes AUD payouts (as aud).
+func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	var seq atomic.Int64
 	refundable := make(chan string, 100000)
@@ -245,7 +260,16 @@ func powerLoad(p *payd, m creds, hookURL string, acks *ackLog, stop <-chan struc
 			}
 		})
 	}
-	for range 2 {
+	wg.Go(func() {
+		for !stopped() {
+			key := fmt.Sprintf("payout-%d", seq.Add(1))
+			acks.note(func() { acks.sentPayouts[key] = true })
+			if uuid, ok := sendFor(p, payoutCreate(&aud, key), 201, "uuid"); ok {
+				acks.note(func() { acks.payouts[key] = uuid })
+			}
+		}
+	})
+	for range 1 {
 		wg.Go(func() {
 			for {
 				var uuid string
@@ -470,4 +494,33 @@ func (l *deliveryLog) ids() map[string]int {
 		out[id] = n
 	}
 	return out
+}
+
+// checkPayouts checks, after the power cut and restart, that every
+// acknowledged payout exists once (its key's replay answers it) and
+// completes, and that every payout transaction reached the rail exactly once.
+func (tr *powerLossTrial) checkPayouts(t *testing.T) {
+	t.Helper()
+	p, acks, aud := tr.p, tr.acks, tr.aud
+	for key := range acks.sentPayouts {
+		r := p.do(payoutCreate(&aud, key))
+		want(t, r, 201)
+		if uuid, ok := acks.payouts[key]; ok && str(r.JSON(t), "uuid") != uuid {
+			t.Errorf("trial %d: acknowledged payout %s (key %s) is lost: its replay made %s", tr.n, uuid, key, str(r.JSON(t), "uuid"))
+		}
+	}
+	p.settlePayouts(aud)
+	list := p.get("/v2/payouts/all?per_page=1&status=completed", aud).JSON(t)
+	if total, _ := list["total"].(json.Number).Int64(); int(total) != len(acks.sentPayouts) {
+		t.Errorf("trial %d: %d payouts completed for %d keys sent", tr.n, total, len(acks.sentPayouts))
+	}
+	var transactions, submitted, repeated int
+	if err := tr.db.Read().QueryRow(`SELECT (SELECT count(*) FROM payout_transactions), (SELECT count(*) FROM rail_submissions),
+		(SELECT count(*) FROM rail_submissions WHERE attempts <> 1)`).Scan(&transactions, &submitted, &repeated); err != nil {
+		t.Fatal(err)
+	}
+	if transactions != len(acks.sentPayouts) || submitted != transactions || repeated != 0 {
+		t.Errorf("trial %d: %d payout transactions for %d keys, %d submitted, %d submitted more than once",
+			tr.n, transactions, len(acks.sentPayouts), submitted, repeated)
+	}
 }
