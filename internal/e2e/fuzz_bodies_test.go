@@ -606,7 +606,7 @@ func FuzzJSONBodies(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := p.send(req{method: method, path: path, as: &as, body: []byte(filled), header: map[string]string{"Content-Type": contentType}})
+		r, err := fx.p.send(req{method: method, path: path, as: &as, body: []byte(filled), header: map[string]string{"Content-Type": contentType}, fuzzed: true})
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}

@@ -108,7 +108,8 @@ func FuzzSimulateDeposit(f *testing.F) {
 		as := creds{MerchantID: c.MerchantID, AppID: c.Accounts[0].AppID, SecretKey: c.Accounts[0].SecretKey}
 		filled := strings.NewReplacer("{AUD}", c.Accounts[0].AccountNumber, "{JPY}", c.Accounts[1].AccountNumber,
 			"{VND}", c.Accounts[2].AccountNumber, "{FOREIGN}", foreign).Replace(string(body))
-		r, err := p.send(req{method: "POST", path: "/v1/simulate_deposit", as: &as, body: []byte(filled), header: map[string]string{"Content-Type": contentType}})
+		tp := &payd{t: t, srv: p.srv, base: p.base, root: p.root}
+		r, err := tp.send(req{method: "POST", path: "/v1/simulate_deposit", as: &as, body: []byte(filled), header: map[string]string{"Content-Type": contentType}, fuzzed: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +186,8 @@ func FuzzAccessToken(f *testing.F) {
 			}
 		}
 		for _, path := range []string{"/v1/payment_gateways/access_token", "/v2/balances"} {
-			r, err := p.send(req{method: "GET", path: path, header: header, client: client})
+			tp := &payd{t: t, srv: p.srv, base: p.base, root: p.root}
+			r, err := tp.send(req{method: "GET", path: path, header: header, client: client, fuzzed: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -113,7 +113,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok
-		for _, code := range rt.errors {
+		for _, code := range documentedErrors(rt) {
 			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
 				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}
@@ -128,6 +128,38 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		doc.Paths[path][strings.ToLower(rt.method)] = op
 	}
 	return doc
+}
+
+// documentedErrors are the error statuses a route may answer: its own, and
+// those every route of its kind shares (authentication and its throttle,
+// validation of parameters and bodies, body limits, sandbox routes in
+// production, idempotency).
+func documentedErrors(rt route) []int {
+	set := map[int]bool{}
+	for _, c := range rt.errors {
+		set[c] = true
+	}
+	if rt.auth != authNone {
+		set[http.StatusUnauthorized], set[http.StatusTooManyRequests] = true, true
+	}
+	if len(rt.params) > 0 || rt.body != nil || rt.form != nil {
+		set[http.StatusUnprocessableEntity] = true
+	}
+	if rt.body != nil || rt.form != nil {
+		set[http.StatusBadRequest], set[http.StatusRequestEntityTooLarge], set[http.StatusUnsupportedMediaType] = true, true, true
+	}
+	if rt.method == http.MethodPost || rt.method == http.MethodPut {
+		set[http.StatusConflict], set[http.StatusUnprocessableEntity] = true, true // Idempotency-Key in flight, reused
+	}
+	if rt.sandboxOnly {
+		set[http.StatusNotFound] = true // production
+	}
+	out := make([]int, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // formSchema describes a multipart body: text parts as strings, files as binary.
@@ -192,7 +224,8 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	case timeOutType:
 		return map[string]any{"type": "string", "format": "date-time", "example": "2024-07-29T15:51:28.071Z"}
 	case timeType:
-		return map[string]any{"type": "string", "format": "date-time"}
+		return map[string]any{"type": "string", "description": "RFC 3339 (Z or ±hh:mm), an offset without a colon (+0000), or a datetime without an offset (read as UTC).",
+			"example": "2024-12-31T23:59:59.000+0000"}
 	case rawJSONType:
 		return map[string]any{}
 	}
@@ -207,10 +240,13 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "integer"}
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}
-	case reflect.Slice, reflect.Array:
+	case reflect.Slice:
+		// null reads as an empty list (encoding/json); answers send [].
+		return map[string]any{"type": []string{"array", "null"}, "items": g.schema(t.Elem())}
+	case reflect.Array:
 		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
+		return map[string]any{"type": []string{"object", "null"}, "additionalProperties": g.schema(t.Elem())}
 	case reflect.Struct:
 		return g.structSchema(t)
 	}
@@ -233,6 +269,18 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 		}
 		tag := f.Tag.Get("json")
 		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's members are the outer object's (encoding/json).
+			g.structSchema(f.Type)
+			inner := g.schemas[componentName(f.Type)].(map[string]any)
+			for k, v := range inner["properties"].(map[string]any) {
+				props[k] = v
+			}
+			if req, ok := inner["required"].([]string); ok {
+				required = append(required, req...)
+			}
 			continue
 		}
 		jsonName, opts, _ := strings.Cut(tag, ",")
@@ -274,6 +322,13 @@ func componentName(t reflect.Type) string {
 		pkg = pkg[i+1:]
 	}
 	name := t.Name()
+	if base, arg, generic := strings.Cut(name, "["); generic {
+		// pageList[payd/internal/payin.Payin] → PayinPageList
+		arg = strings.TrimSuffix(arg, "]")
+		argPkg, argName, _ := strings.Cut(arg[strings.LastIndex(arg, "/")+1:], ".")
+		name = strings.ToUpper(argPkg[:1]) + argPkg[1:] + argName + strings.ToUpper(base[:1]) + base[1:]
+		return name
+	}
 	if pkg == "httpapi" {
 		return strings.ToUpper(name[:1]) + name[1:]
 	}
