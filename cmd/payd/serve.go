@@ -78,7 +78,8 @@ func printDemo(w io.Writer, d merchant.Demo, base string) {
 		fmt.Fprintf(w, "  %-4s %-14s %-26s %s\n", a.Currency, a.AccountNumber, a.AppID, a.SecretKey)
 	}
 	first := d.Accounts[0]
-	fmt.Fprintf(w, "\nTry it:\n  curl -s %s/api/v2/balances -H 'app-id: %s' -H 'secret-key: %s'\n\n", base, first.AppID, first.SecretKey)
+	fmt.Fprintf(w, "\nTry it:\n  curl -s %s/api/v2/balances -H 'app-id: %s' -H 'secret-key: %s'\n", base, first.AppID, first.SecretKey)
+	fmt.Fprintf(w, "API reference: %s/api/docs (the OpenAPI document: %s/api/openapi.json)\n\n", base, base)
 }
 
 func runMigrate(ctx context.Context, env *cliEnv, args []string) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"payd/internal/apidocs"
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
@@ -226,6 +227,8 @@ func (a *API) opsRoutes() []route {
 		{method: "GET", path: "/metrics", raw: true, summary: "Prometheus metrics.", status: 200,
 			handle: promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP},
 		{method: "GET", path: "/openapi.json", summary: "This OpenAPI document.", status: 200, handle: a.openAPI},
+		{method: "GET", path: "/api/docs", raw: true, summary: "The API reference: this document in a browser.", status: 200, handle: apidocs.Handler().ServeHTTP},
+		{method: "GET", path: "/api/docs/{file}", raw: true, summary: "The API reference's files.", status: 200, handle: apidocs.Handler().ServeHTTP},
 	}
 }
 

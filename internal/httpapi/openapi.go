@@ -30,7 +30,8 @@ Conventions (CONTRACT §3):
 - Idempotency: every POST and PUT honours Idempotency-Key (at most 255 characters, per merchant). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
 - Bodies: JSON up to 1 MiB unless an endpoint says otherwise; unknown members are ignored.
 - Created resources answer 201.
-- Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).`
+- Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).
+- This document in a browser: GET /api/docs (Swagger UI, served by payd itself).`
 
 type openAPIDoc struct {
 	OpenAPI    string                    `json:"openapi"`
