@@ -51,8 +51,8 @@ func NewService(db *store.DB, queue *job.Queue, clk merchant.Clock) *Service {
 
 // Request is the body of POST /v1/simulate_deposit.
 type Request struct {
-	AccountNumber      string      `json:"account_number" doc:"Account number of one of the caller's accounts (payments or treasury)."`
-	Amount             money.Input `json:"amount" doc:"Whole units of the account's currency (whole yen for JPY); a fraction is refused."`
+	AccountNumber      string      `json:"account_number" doc:"Account number of one of the caller's accounts (payments or treasury)." example:"123456789012"`
+	Amount             money.Input `json:"amount" doc:"Whole units of the account's currency (whole yen for JPY); a fraction is refused." example:"250"`
 	RemitterName       string      `json:"remitter_name,omitempty" doc:"Optional. For JPY, half-width katakana."`
 	RemitterBankName   string      `json:"remitter_bank_name,omitempty" doc:"Optional. For JPY, half-width katakana."`
 	RemitterBranchName string      `json:"remitter_branch_name,omitempty" doc:"Optional. For JPY, half-width katakana."`

@@ -298,6 +298,9 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 		if e := f.Tag.Get("enum"); e != "" {
 			s["enum"] = strings.Split(e, ",")
 		}
+		if ex := f.Tag.Get("example"); ex != "" {
+			s["examples"] = []any{exampleValue(ex)}
+		}
 		if f.Type.Kind() == reflect.Pointer {
 			s = map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 		}
@@ -313,6 +316,16 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 	}
 	g.schemas[name] = obj
 	return ref
+}
+
+// exampleValue reads an `example:"…"` tag: JSON when it parses as JSON (a
+// number, an object), else the text itself.
+func exampleValue(tag string) any {
+	var v any
+	if err := json.Unmarshal([]byte(tag), &v); err == nil {
+		return v
+	}
+	return tag
 }
 
 // componentName names a struct type in the document: package and type, in

@@ -21,17 +21,17 @@ import (
 
 // Request is the body of POST /v2/payins.
 type Request struct {
-	Currency            string            `json:"currency" doc:"Must be the currency of the calling app's account."`
+	Currency            string            `json:"currency" doc:"Must be the currency of the calling app's account." example:"IDR"`
 	GST                 bool              `json:"gst,omitempty" doc:"true only for AU merchants in AUD: adds 10 % GST."`
-	Amount              money.Input       `json:"amount" required:"true"`
-	Name                string            `json:"name,omitempty" doc:"Customer's name, at most 200 characters."`
-	Email               string            `json:"email,omitempty" doc:"Customer's email; methods that require a contact look the contact up by it."`
-	ExternalID          string            `json:"external_id,omitempty" doc:"The merchant's reference, at most 100 characters."`
-	Description         string            `json:"description,omitempty" doc:"At most 255 characters."`
-	PayinMethodName     string            `json:"payin_method_name" required:"true"`
+	Amount              money.Input       `json:"amount" required:"true" example:"100000"`
+	Name                string            `json:"name,omitempty" doc:"Customer's name, at most 200 characters." example:"Jane Payer"`
+	Email               string            `json:"email,omitempty" doc:"Customer's email; methods that require a contact look the contact up by it." example:"jane@example.com"`
+	ExternalID          string            `json:"external_id,omitempty" doc:"The merchant's reference, at most 100 characters." example:"order-1042"`
+	Description         string            `json:"description,omitempty" doc:"At most 255 characters." example:"Order 1042"`
+	PayinMethodName     string            `json:"payin_method_name" required:"true" example:"id_bank_qris_idr"`
 	PayinMethodParams   map[string]any    `json:"payin_method_params,omitempty" doc:"The method's fields: GET /v2/payins/payin_method/params lists them."`
 	WebhookNotification webhook.Target    `json:"webhook_notification,omitempty"`
-	ExpiredAt           clock.Input       `json:"expired_at,omitempty" doc:"When a pending payin expires: 1 minute to 30 days ahead; default 24 hours."`
+	ExpiredAt           clock.Input       `json:"expired_at,omitempty" doc:"When a pending payin expires: 1 minute to 30 days ahead; default 24 hours." example:"2025-01-31T09:00:00Z"`
 	Metadata            map[string]string `json:"metadata,omitempty" doc:"Up to 50 string pairs, keys at most 40 and values at most 500 characters."`
 }
 

@@ -23,11 +23,11 @@ import (
 
 // Request is the body of POST /v2/payouts.
 type Request struct {
-	Currency         string `json:"currency" required:"true"`
-	PayoutMethodName string `json:"payout_method_name" required:"true" doc:"A method from GET /v2/payouts/payout_methods."`
-	Description      string `json:"description" required:"true" doc:"5 to 255 characters."`
-	ScheduledAt      string `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339); the payout is scheduled until then. A time in the past or one that cannot be read is a 422."`
-	ExternalID       string `json:"external_id,omitempty" doc:"Up to 100 characters."`
+	Currency         string `json:"currency" required:"true" example:"AUD"`
+	PayoutMethodName string `json:"payout_method_name" required:"true" doc:"A method from GET /v2/payouts/payout_methods." example:"au_bank_aud"`
+	Description      string `json:"description" required:"true" doc:"5 to 255 characters." example:"Supplier invoices, week 5"`
+	ScheduledAt      string `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339); the payout is scheduled until then. A time in the past or one that cannot be read is a 422." example:"2025-01-31T09:00:00Z"`
+	ExternalID       string `json:"external_id,omitempty" doc:"Up to 100 characters." example:"batch-2025-05"`
 	// WebhookNotification is where payout and payout_transaction events go.
 	WebhookNotification      webhook.Target       `json:"webhook_notification,omitempty"`
 	PayoutTransactionDetails []TransactionRequest `json:"payout_transaction_details" required:"true" doc:"1 to 1,000 transactions."`
@@ -35,12 +35,12 @@ type Request struct {
 
 // TransactionRequest is one payment of a payout request.
 type TransactionRequest struct {
-	FirstName          string         `json:"first_name,omitempty" doc:"Up to 100 characters."`
-	LastName           string         `json:"last_name,omitempty" doc:"Up to 100 characters."`
-	Email              string         `json:"email,omitempty"`
-	Amount             money.Input    `json:"amount" required:"true"`
+	FirstName          string         `json:"first_name,omitempty" doc:"Up to 100 characters." example:"Jane"`
+	LastName           string         `json:"last_name,omitempty" doc:"Up to 100 characters." example:"Doe"`
+	Email              string         `json:"email,omitempty" example:"jane@example.com"`
+	Amount             money.Input    `json:"amount" required:"true" example:"125.50"`
 	ExternalID         *string        `json:"external_id,omitempty" doc:"Up to 100 characters; may be null."`
-	PayoutMethodParams map[string]any `json:"payout_method_params" required:"true" doc:"The method's fields (GET /v2/payouts/payout_method/params)."`
+	PayoutMethodParams map[string]any `json:"payout_method_params" required:"true" doc:"The method's fields (GET /v2/payouts/payout_method/params)." example:"{\"bsb\":\"062000\",\"account_number\":\"12345678\",\"account_name\":\"Jane Doe\"}"`
 }
 
 // Bounds of a payout request.

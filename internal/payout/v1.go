@@ -19,24 +19,24 @@ import (
 // way into the one payout engine: the batch becomes an au_payid_npp_aud or
 // au_bank_aud payout.
 type V1Request struct {
-	Description              string          `json:"description" required:"true" doc:"5 to 140 characters."`
+	Description              string          `json:"description" required:"true" doc:"5 to 140 characters." example:"Weekly payroll"`
 	ScheduledAt              string          `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339)."`
 	IsRetry                  bool            `json:"is_retry,omitempty" doc:"true reuses the external_id of an earlier payout whose transactions all failed (or that was rejected or expired); without it, a repeated external_id is 409 ALREADY_EXISTS naming the existing payout."`
-	ExternalID               string          `json:"external_id,omitempty" doc:"Up to 100 characters; unique among the merchant's v1 payouts unless is_retry."`
+	ExternalID               string          `json:"external_id,omitempty" doc:"Up to 100 characters; unique among the merchant's v1 payouts unless is_retry." example:"payroll-2025-05"`
 	WebhookNotification      webhook.Target  `json:"webhook_notification,omitempty"`
 	PayoutTransactionDetails []V1Transaction `json:"payout_transaction_details" required:"true" doc:"1 to 1,000 transactions, all addressed the same way."`
 }
 
 // V1Transaction is one payment of a v1 payout.
 type V1Transaction struct {
-	Payee         string      `json:"payee" required:"true" doc:"The recipient's name, up to 140 characters."`
+	Payee         string      `json:"payee" required:"true" doc:"The recipient's name, up to 140 characters." example:"Jane Doe"`
 	Email         string      `json:"email,omitempty"`
-	Amount        money.Input `json:"amount" required:"true" doc:"AUD, at most 2 decimals."`
+	Amount        money.Input `json:"amount" required:"true" doc:"AUD, at most 2 decimals." example:"125.50"`
 	Address       string      `json:"address,omitempty" doc:"Up to 255 characters."`
-	PayID         string      `json:"payid,omitempty" doc:"With payid_type: the recipient's PayID."`
-	PayIDType     string      `json:"payid_type,omitempty" doc:"email, phone, abn or organisation_id (lower case in v1)."`
-	BSB           string      `json:"bsb,omitempty" doc:"With account_number: 6 digits."`
-	AccountNumber string      `json:"account_number,omitempty"`
+	PayID         string      `json:"payid,omitempty" doc:"With payid_type: the recipient's PayID." example:"jane@example.com"`
+	PayIDType     string      `json:"payid_type,omitempty" doc:"email, phone, abn or organisation_id (lower case in v1)." example:"email"`
+	BSB           string      `json:"bsb,omitempty" doc:"With account_number: 6 digits." example:"062000"`
+	AccountNumber string      `json:"account_number,omitempty" example:"12345678"`
 }
 
 // V1Payout is the v1 payout record: the detail endpoint's answer and the

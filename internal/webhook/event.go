@@ -22,8 +22,8 @@ import (
 // Target is where a source's notifications go, as the merchant configured
 // it ("webhook_notification", "payment_request_notification", ...).
 type Target struct {
-	EndpointURL         string `json:"endpoint_url" doc:"Receiver of the notifications (https in production)."`
-	AuthorizationHeader string `json:"authorization_header,omitempty" doc:"Sent verbatim as the Authorization header of every delivery."`
+	EndpointURL         string `json:"endpoint_url" doc:"Receiver of the notifications (https in production)." example:"https://shop.example/payd-hooks"`
+	AuthorizationHeader string `json:"authorization_header,omitempty" doc:"Sent verbatim as the Authorization header of every delivery." example:"Basic c2hvcDpzZWNyZXQ="`
 }
 
 // IsZero reports whether no endpoint is configured (nothing is sent).
