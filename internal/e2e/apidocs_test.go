@@ -11,11 +11,16 @@ import (
 
 // TestAPIDocsRenderOffline: /api/docs renders the OpenAPI document in
 // headless Chromium from payd's own files alone (no CDN: every resource the
-// page loads comes from payd), and lists every operation of the document.
+// page loads comes from payd), and lists every operation and webhook of the
+// document.
 func TestAPIDocsRenderOffline(t *testing.T) {
 	p := start(t, storetest.SQLiteDSN(t))
+	doc := p.openAPI()
 	operations := 0
-	for _, ops := range p.openAPI().Paths {
+	for _, ops := range doc.Paths {
+		operations += len(ops)
+	}
+	for _, ops := range doc.Webhooks {
 		operations += len(ops)
 	}
 	tab := newBrowser(t, newAllocator(t))

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,6 +34,8 @@ var contract struct {
 	once   sync.Once
 	err    error
 	router routers.Router
+	// events maps each X-Event-Type to the schema of its body.
+	events map[string]*openapi3.SchemaRef
 }
 
 // loadContract reads the document from the server at base.
@@ -57,6 +60,19 @@ func loadContract(base string) (routers.Router, error) {
 		if err := doc.Validate(context.Background()); err != nil {
 			contract.err = fmt.Errorf("the OpenAPI document is invalid: %w", err)
 			return
+		}
+		contract.events = map[string]*openapi3.SchemaRef{}
+		for _, item := range doc.Webhooks {
+			op := item.Post
+			var types []string
+			if raw, ok := op.Extensions["x-event-types"].([]any); ok {
+				for _, t := range raw {
+					types = append(types, fmt.Sprint(t))
+				}
+			}
+			for _, t := range types {
+				contract.events[t] = op.RequestBody.Value.Content["application/json"].Schema
+			}
 		}
 		doc.Servers = nil // paths are matched without the /api prefix
 		contract.router, contract.err = gorillamux.NewRouter(doc)
@@ -143,4 +159,24 @@ func TestContractCheckCatchesDrift(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eventViolation is how a delivered webhook body breaks the document's
+// schema for its event type, or "" when it does not.
+func eventViolation(eventType string, body []byte) string {
+	if contract.router == nil {
+		return "" // no document loaded yet
+	}
+	schema, ok := contract.events[eventType]
+	if !ok {
+		return "the document has no webhook for X-Event-Type " + eventType
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "the body is not JSON: " + err.Error()
+	}
+	if err := schema.Value.VisitJSON(v); err != nil {
+		return err.Error()
+	}
+	return ""
 }

@@ -25,8 +25,9 @@ var contractEndpoints = []struct{ method, path string }{
 
 // openAPIDoc is the part of the document the tests read.
 type openAPIDoc struct {
-	OpenAPI string                                 `json:"openapi"`
-	Paths   map[string]map[string]openAPIOperation `json:"paths"`
+	OpenAPI  string                                 `json:"openapi"`
+	Paths    map[string]map[string]openAPIOperation `json:"paths"`
+	Webhooks map[string]map[string]openAPIOperation `json:"webhooks"`
 }
 
 type openAPIOperation struct {

@@ -338,7 +338,7 @@ func TestPayoutRules(t *testing.T) {
 		{"THB over 2,000,000", "THB", payoutBody("THB", "th_bank_thb", "2000000.01", thbOK), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
 		{"THB with a bank code instead of swift_code", "THB", payoutBody("THB", "th_bank_thb", "500", with(thbOK, map[string]any{"swift_code": nil, "bank_code": "002"})),
 			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
-		{"UGX under 15,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "14999", ugxParams(nil)), "VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
+		{"UGX under 15,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "14999", ugxParams(nil)), "VALIDATION_FAILED", "payout_transaction_details[0].amount"},
 		{"UGX bank_code not in the method's list", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(nil)),
 			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
 		{"payment_reason outside its set", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(map[string]any{"payment_reason": "gifts"})),

@@ -9,7 +9,11 @@ import (
 	"strings"
 
 	"payd/internal/clock"
+	"payd/internal/contact"
 	"payd/internal/money"
+	"payd/internal/payin"
+	"payd/internal/payout"
+	"payd/internal/webhook"
 )
 
 // The OpenAPI document is generated from the route table and the Go types of
@@ -40,6 +44,54 @@ type openAPIDoc struct {
 	Paths      map[string]map[string]any `json:"paths"`
 	Components map[string]map[string]any `json:"components"`
 	Security   []map[string][]string     `json:"security"`
+	// Webhooks are the events payd POSTs to a record's webhook_notification.
+	Webhooks map[string]map[string]any `json:"webhooks"`
+}
+
+// event is one kind of webhook: its X-Event-Type values and its body.
+type event struct {
+	types   []string
+	summary string
+	// bodies are the body's shapes (one of them).
+	bodies []any
+}
+
+// events lists every webhook payd sends (CONTRACT §3, §16). The body is the
+// record as its detail endpoint returns it, except where said.
+var events = []event{
+	{[]string{"payin.pending", "payin.received", "payin.failed", "payin.expired", "payin.cancelled", "payin.return_pending", "payin.return_received", "payin.return_expired", "payin.pay_code"},
+		"A payin changed status, or received its payment details (payin.pay_code).", []any{payin.Payin{}}},
+	{[]string{"payout.held", "payout.scheduled", "payout.processing", "payout.completed", "payout.rejected", "payout.expired"},
+		"A payout changed status (a v1 payout's body is its v1 record).", []any{payout.Payout{}, payout.V1Payout{}}},
+	{[]string{"payout_transaction.done", "payout_transaction.failed"},
+		"One transaction of a payout settled: the body carries that transaction and its payout's ids, not the whole batch.", []any{payout.TransactionEvent{}}},
+	{[]string{"kyc.pending", "kyc.approved", "kyc.failed"}, "A contact's KYC status changed.", []any{contact.Contact{}}},
+	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
+}
+
+// webhooksSection documents events as OpenAPI 3.1 webhooks.
+func webhooksSection(g *schemaGen) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, e := range events {
+		var schema map[string]any
+		if len(e.bodies) == 1 {
+			schema = g.schema(reflect.TypeOf(e.bodies[0]))
+		} else {
+			var shapes []any
+			for _, b := range e.bodies {
+				shapes = append(shapes, g.schema(reflect.TypeOf(b)))
+			}
+			schema = map[string]any{"oneOf": shapes}
+		}
+		out[e.types[0]] = map[string]any{"post": map[string]any{
+			"summary":       e.summary,
+			"x-event-types": e.types,
+			"description":   "Sent with X-Event-Type one of: " + strings.Join(e.types, ", ") + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it).",
+			"requestBody":   map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema}}},
+			"responses":     map[string]any{"200": map[string]any{"description": "Any 2xx: delivered."}},
+		}}
+	}
+	return out
 }
 
 // openAPI serves the document of this API's routes (a production server
@@ -68,6 +120,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			},
 		},
 	}
+	doc.Webhooks = webhooksSection(g)
 	for _, rt := range a.routes {
 		path := rt.path
 		if rt.raw {
