@@ -109,7 +109,10 @@ func (s *Service) validate(ctx context.Context, q store.Querier, p merchant.Prin
 	if err != nil {
 		return validated{}, err
 	}
-	cur, _ := money.Lookup(acc.Currency)
+	cur, err := money.Lookup(acc.Currency)
+	if err != nil {
+		return validated{}, err
+	}
 	amount, err := money.ParseWholeField("amount", r.Amount, cur)
 	if err != nil {
 		return validated{}, err
