@@ -1,0 +1,235 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+// effect runs one keyed request the way the HTTP layer does: claim first in
+// the effect's transaction, the effect, the response stored last; the
+// response is what was stored or replayed.
+func effect(ctx context.Context, db *store.DB, k *Keeper, r Request, body string) (*Stored, error) {
+	claim, stored, err := k.Begin(ctx, r)
+	if stored != nil || err != nil {
+		return stored, err
+	}
+	claim.Status = 201
+	claim.Render = func(any) ([]byte, error) { return []byte(body), nil }
+	err = db.Exec(ctx, func(tx *store.Tx) error {
+		if err := claim.Acquire(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO effects (note) VALUES ($1)`, body); err != nil {
+			return err
+		}
+		return claim.Complete(ctx, tx, nil)
+	})
+	if errors.Is(err, ErrReplay) {
+		claim.release()
+		return claim.Replayed, nil
+	}
+	claim.Finish(ctx, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Stored{Status: 201, Body: []byte(body)}, nil
+}
+
+func open(t *testing.T, db *store.DB) {
+	t.Helper()
+	err := db.Exec(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `CREATE TABLE effects (note TEXT NOT NULL)`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func effects(t *testing.T, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(`SELECT count(*) FROM effects`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestReplayAndReuse(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		open(t, db)
+		k := NewKeeper(db, clock.Real{})
+		r := Request{MerchantID: "m1", Key: "k1", Hash: Fingerprint("POST", "/v2/payins", []byte(`{"a":1}`))}
+		first, err := effect(ctx, db, k, r, "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := effect(ctx, db, k, r, "second")
+		if err != nil || again.Status != first.Status || string(again.Body) != "first" {
+			t.Errorf("replay = %+v, %v; want the first response again", again, err)
+		}
+		other := r
+		other.Hash = Fingerprint("POST", "/v2/payins", []byte(`{"a":2}`))
+		if _, err := effect(ctx, db, k, other, "third"); !errors.Is(err, errReused) {
+			t.Errorf("same key, other body: error = %v, want %s", err, CodeKeyReused)
+		}
+		elsewhere := r
+		elsewhere.MerchantID = "m2"
+		if got, err := effect(ctx, db, k, elsewhere, "m2's"); err != nil || string(got.Body) != "m2's" {
+			t.Errorf("another merchant's same key = %+v, %v; want its own effect", got, err)
+		}
+		if n := effects(t, db); n != 2 {
+			t.Errorf("%d effects, want 2 (one per merchant)", n)
+		}
+	})
+}
+
+// TestRolledBackLeavesKeyFree checks that a claim counts only once its
+// transaction commits: a failed attempt can be retried under the same key.
+func TestRolledBackLeavesKeyFree(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		open(t, db)
+		k := NewKeeper(db, clock.Real{})
+		r := Request{MerchantID: "m1", Key: "k1", Hash: "h"}
+		claim, _, err := k.Begin(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim.Status = 201
+		claim.Render = func(any) ([]byte, error) { return []byte("lost"), nil }
+		boom := errors.New("boom")
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			if err := claim.Acquire(ctx, tx); err != nil {
+				return err
+			}
+			if err := claim.Complete(ctx, tx, nil); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("transaction error = %v, want boom", err)
+		}
+		claim.Finish(ctx, 500, []byte("internal"))
+		got, err := effect(ctx, db, k, r, "retried")
+		if err != nil || string(got.Body) != "retried" {
+			t.Errorf("retry after rollback and a 500 = %+v, %v; want a fresh effect", got, err)
+		}
+	})
+}
+
+// TestOneEffectAcrossKeepers races the same keyed request through many
+// goroutines and two keepers (two payd processes on one database): exactly
+// one effect, and every other answer is that effect's response or an
+// in-flight refusal.
+func TestOneEffectAcrossKeepers(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		open(t, db)
+		keepers := []*Keeper{NewKeeper(db, clock.Real{}), NewKeeper(db, clock.Real{})}
+		r := Request{MerchantID: "m1", Key: "race", Hash: "h"}
+		var wg sync.WaitGroup
+		results := make([]string, 16)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := effect(ctx, db, keepers[i%2], r, fmt.Sprint("effect-", i))
+				switch {
+				case errors.Is(err, errInFlight):
+					results[i] = "in flight"
+				case err != nil:
+					results[i] = "error: " + err.Error()
+				default:
+					results[i] = string(got.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := effects(t, db); n != 1 {
+			t.Fatalf("%d effects, want 1", n)
+		}
+		var note string
+		db.Read().QueryRow(`SELECT note FROM effects`).Scan(&note)
+		for i, got := range results {
+			if got != note && got != "in flight" {
+				t.Errorf("request %d got %q, want %q or in flight", i, got, note)
+			}
+		}
+	})
+}
+
+func TestFinishStoresRefusalsNotServerErrors(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		k := NewKeeper(db, clock.Real{})
+		for _, tt := range []struct {
+			key    string
+			status int
+			stored bool
+		}{{"refused", 422, true}, {"crashed", 500, false}} {
+			r := Request{MerchantID: "m1", Key: tt.key, Hash: "h"}
+			claim, _, err := k.Begin(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := claim.Finish(ctx, tt.status, []byte("answer")); err != nil {
+				t.Fatal(err)
+			}
+			_, stored, err := k.Begin(ctx, r)
+			if got := stored != nil; got != tt.stored || err != nil {
+				t.Errorf("%d answer: stored = %v (%v), want %v", tt.status, got, err, tt.stored)
+			}
+		}
+	})
+}
+
+func TestPurgeKeepsRetention(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		k := NewKeeper(db, clk)
+		for _, key := range []string{"old", "new"} {
+			claim, _, err := k.Begin(ctx, Request{MerchantID: "m1", Key: key, Hash: "h"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := claim.Finish(ctx, 422, []byte("refused")); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(24 * time.Hour)
+		}
+		purge := func(now time.Time) int64 {
+			n, err := store.Do(ctx, db, func(tx *store.Tx) (int64, error) { return Purge(ctx, tx, now) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if n := purge(start.Add(Retention)); n != 0 {
+			t.Errorf("purge at exactly the retention: %d deleted, want 0", n)
+		}
+		if n := purge(start.Add(Retention + time.Hour)); n != 1 {
+			t.Errorf("purge an hour later: %d deleted, want the old one", n)
+		}
+		if _, stored, _ := k.Begin(ctx, Request{MerchantID: "m1", Key: "new", Hash: "h"}); stored == nil {
+			t.Error("the response within retention was purged")
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package payout_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"payd/internal/deposit"
+	"payd/internal/fault"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/payout"
+	"payd/internal/server/servertest"
+	"payd/internal/store"
+	"payd/internal/store/storetest"
+)
+
+// feeMinor is au_bank_aud's fee per transaction: 0.50 AUD.
+const feeMinor = 50
+
+// funded makes an AUD merchant whose available balance is aud whole dollars.
+func funded(t *testing.T, e *servertest.Env, aud string) merchant.Principal {
+	t.Helper()
+	p := e.Merchant(t, "AUD")["AUD"]
+	if _, err := storetest.Write(context.Background(), e.DB, e.Deposits.Simulate, p, deposit.Request{AccountNumber: p.AccountNumber, Amount: money.Input(aud)}); err != nil {
+		t.Fatal(err)
+	}
+	e.RunDue(t, p.MerchantID)
+	return p
+}
+
+// bankPayout pays each amount to an Australian bank account.
+func bankPayout(account string, amounts ...money.Input) payout.Request {
+	r := payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud", Description: "supplier run"}
+	for _, a := range amounts {
+		r.PayoutTransactionDetails = append(r.PayoutTransactionDetails, payout.TransactionRequest{
+			Amount: a, PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": account, "account_name": "Jane Doe"}})
+	}
+	return r
+}
+
+// TestPaidOutThroughTheRail: the amounts and fees leave available at once,
+// wait in outgoing, and leave for good when the rail confirms; a transaction
+// the rail fails comes back to available.
+func TestPaidOutThroughTheRail(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p := funded(t, e, "1000")
+		po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100", "50"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		failing, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("000000000", "200"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if po.Status != payout.Processing || po.Approval != nil {
+			t.Errorf("created payout is %s with approval %v, want processing without approval", po.Status, po.Approval)
+		}
+		spent := int64(35000 + 3*feeMinor)
+		if b := e.Balance(t, p); b.Available != 100000-spent || b.Outgoing != spent {
+			t.Errorf("submitted: %+v, want available %d and outgoing %d", b, 100000-spent, spent)
+		}
+		// Submission, then the sandbox rail's answer a few seconds later.
+		e.Advance(t, p.MerchantID, 10*time.Second)
+		e.Advance(t, p.MerchantID, 10*time.Second)
+		for uuid, want := range map[string]payout.TxStatus{po.UUID: payout.TxDone, failing.UUID: payout.TxFailed} {
+			got, err := e.Payouts.Get(ctx, p, uuid)
+			if err != nil || got.Status != payout.Completed {
+				t.Fatalf("payout after the rail answered: %s, %v; want completed", got.Status, err)
+			}
+			for _, tx := range got.PayoutTransactions {
+				if tx.Status != want {
+					t.Errorf("transaction %s is %s, want %s", tx.UUID, tx.Status, want)
+				}
+			}
+		}
+		if b := e.Balance(t, p); b.Available != 100000-15000-2*feeMinor || b.Outgoing != 0 {
+			t.Errorf("settled: %+v, want available %d (the failed 200 returned with its fee)", b, 100000-15000-2*feeMinor)
+		}
+	})
+}
+
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p := funded(t, e, "100")
+		short := bankPayout("12345678", "10")
+		short.Description = "tiny"
+		tests := []struct {
+			name  string
+			req   payout.Request
+			code  string
+			field string
+		}{
+			{"more than available", bankPayout("12345678", "99.60"), fault.CodeInsufficientFunds, ""},
+			{"description under 5", short, fault.CodeValidation, "description"},
+			{"under 1 AUD", bankPayout("12345678", "0.99"), fault.CodeAmountOutOfRange, ""},
+			{"BSB not 6 digits", func() payout.Request {
+				r := bankPayout("12345678", "10")
+				r.PayoutTransactionDetails[0].PayoutMethodParams["bsb"] = "06200"
+				return r
+			}(), fault.CodeValidation, "payout_transaction_details[0].payout_method_params.bsb"},
+			{"no transactions", bankPayout("12345678"), fault.CodeValidation, "payout_transaction_details"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, tt.req)
+				ferr, ok := fault.As(err)
+				if !ok || ferr.Code != tt.code || (tt.field != "" && ferr.Fields[tt.field] == "") {
+					t.Errorf("Create() error = %v, want %s on %q", err, tt.code, tt.field)
+				}
+			})
+		}
+		if _, total, err := e.Payouts.List(ctx, p, payout.ListQuery{}); err != nil || total != 0 {
+			t.Errorf("after refusals: %d payouts (%v), want none", total, err)
+		}
+		if b := e.Balance(t, p); b.Available != 10000 || b.Outgoing != 0 {
+			t.Errorf("balances moved: %+v", b)
+		}
+	})
+}
+
+// TestRacingPayoutsNeverOverdraw: forty payouts of 30 AUD against 1,000 AUD
+// at once; the accepted ones fit the balance and it never goes below zero.
+func TestRacingPayoutsNeverOverdraw(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p := funded(t, e, "1000")
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			accepted int64
+		)
+		for range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "30"))
+				switch {
+				case err == nil:
+					mu.Lock()
+					accepted++
+					mu.Unlock()
+				case !fault.Is(err, fault.CodeInsufficientFunds):
+					t.Errorf("Create() error = %v, want success or INSUFFICIENT_FUNDS", err)
+				}
+			}()
+		}
+		wg.Wait()
+		each := int64(3000 + feeMinor)
+		if want := 100000 / each; accepted != want {
+			t.Errorf("%d payouts accepted, want %d (all that fit)", accepted, want)
+		}
+		if b := e.Balance(t, p); b.Available != 100000-accepted*each || b.Outgoing != accepted*each {
+			t.Errorf("balances %+v after %d payouts", b, accepted)
+		}
+	})
+}
+
+// TestFirstDecisionWins: admins and finance users approve and reject one
+// held payout at once; exactly one decision is taken and the money follows it.
+func TestFirstDecisionWins(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p := funded(t, e, "1000")
+		approvals := true
+		if _, err := e.Merchants.UpdateAccount(ctx, p.MerchantID, "AUD", merchant.AccountUpdate{Approvals: &approvals}); err != nil {
+			t.Fatal(err)
+		}
+		po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
+		if err != nil || po.Status != payout.Held || po.Approval == nil || po.Approval.Status != payout.ApprovalPending {
+			t.Fatalf("Create() = %+v, %v; want held with a pending approval", po, err)
+		}
+		decide := func(d payout.Decision) (payout.Payout, error) {
+			d.MerchantID, d.PayoutUUID = p.MerchantID, po.UUID
+			return store.Do(ctx, e.DB, func(tx *store.Tx) (payout.Payout, error) { return e.Payouts.Decide(ctx, tx, d) })
+		}
+		if _, err := decide(payout.Decision{By: payout.Decider{UserID: "u-viewer", Email: "v@example.com", Role: merchant.Viewer}, Approve: true}); !fault.Is(err, fault.CodeForbidden) {
+			t.Errorf("a viewer's decision: error = %v, want forbidden", err)
+		}
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			wins []payout.Payout
+		)
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				role := merchant.Admin
+				if i%2 == 1 {
+					role = merchant.Finance
+				}
+				got, err := decide(payout.Decision{By: payout.Decider{UserID: "u", Email: "checker@example.com", Role: role}, Approve: i%3 != 0, Reason: "not this week"})
+				switch {
+				case err == nil:
+					mu.Lock()
+					wins = append(wins, got)
+					mu.Unlock()
+				case !fault.Is(err, payout.CodeDecisionConflict):
+					t.Errorf("Decide() error = %v, want success or %s", err, payout.CodeDecisionConflict)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(wins) != 1 {
+			t.Fatalf("%d decisions won, want exactly 1", len(wins))
+		}
+		b := e.Balance(t, p)
+		switch won := wins[0]; won.Status {
+		case payout.Processing:
+			if b.Outgoing != 10000+feeMinor {
+				t.Errorf("approved: %+v, want the payout outgoing", b)
+			}
+		case payout.Rejected:
+			if b.Available != 100000 || b.Outgoing != 0 {
+				t.Errorf("rejected: %+v, want the funds back in available", b)
+			}
+		default:
+			t.Errorf("the winning decision left the payout %s", won.Status)
+		}
+	})
+}
