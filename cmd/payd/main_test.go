@@ -159,6 +159,7 @@ func (b *syncBuffer) String() string {
 }
 
 func TestRunDispatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -231,6 +232,7 @@ func TestDatabaseFromEnvironment(t *testing.T) {
 // message must be the same every time (no map order leaking into it), so an
 // operator's script can match it.
 func TestErrorMessagesAreStable(t *testing.T) {
+	t.Parallel()
 	dsn := "sqlite:" + t.TempDir() + "/payd.db"
 	tests := []struct {
 		name       string

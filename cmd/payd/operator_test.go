@@ -20,6 +20,7 @@ var (
 )
 
 func TestMerchantCreateJSON(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD,USD,JPY")
 		if !merchantIDPattern.MatchString(m.MerchantID) {
@@ -68,6 +69,7 @@ func TestMerchantCreateJSON(t *testing.T) {
 }
 
 func TestMerchantCreateApprovals(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD,USD", "--approvals")
 		_, db := services(t, dsn)
@@ -84,6 +86,7 @@ func TestMerchantCreateApprovals(t *testing.T) {
 // TestMerchantCreateText checks the human-readable output: one line for the
 // merchant and one per account, carrying credentials that work.
 func TestMerchantCreateText(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		out := mustPayd(t, "merchant", "create", "--db", dsn, "--name", "Acme", "--country", "AU",
 			"--timezone", "Australia/Sydney", "--currencies", "AUD,USD")
@@ -114,6 +117,7 @@ func TestMerchantCreateText(t *testing.T) {
 }
 
 func TestMerchantCreateRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                                  string
 		merchantName, country, tz, currencies string
@@ -167,6 +171,7 @@ func appendFlag(args []string, name, value string) []string {
 }
 
 func TestAppCreate(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD,USD")
 		var app struct {
@@ -195,6 +200,7 @@ func TestAppCreate(t *testing.T) {
 }
 
 func TestAppCreateRejects(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD")
 		tests := []struct {
@@ -237,6 +243,7 @@ func TestAppCreateRejects(t *testing.T) {
 // TestAppRevoke runs its steps in order against one database: each step's
 // wantWorks says whether the first merchant's app still authenticates after it.
 func TestAppRevoke(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		owner := createMerchant(t, dsn, "AUD")
 		other := createMerchant(t, dsn, "AUD")
@@ -300,6 +307,7 @@ type userOutput struct {
 }
 
 func TestUserCreate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		email, role  string
@@ -351,6 +359,7 @@ func TestUserCreate(t *testing.T) {
 }
 
 func TestUserCreateRejects(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD")
 		first := runPayd(t, invocation{stdin: "a long enough password\n", args: []string{"user", "create", "--db", dsn,
@@ -434,6 +443,7 @@ func count(t *testing.T, q store.Querier, query string, args ...any) int {
 // TestAccountUpdate runs its steps in order on one merchant; after each, the
 // AUD account holds want and the USD account is untouched.
 func TestAccountUpdate(t *testing.T) {
+	t.Parallel()
 	steps := []struct {
 		name string
 		args []string
@@ -472,6 +482,7 @@ func TestAccountUpdate(t *testing.T) {
 }
 
 func TestAccountUpdateRejects(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD")
 		tests := []struct {
@@ -532,6 +543,7 @@ func checkSigningSecret(t *testing.T, secret string) {
 }
 
 func TestWebhookSecret(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		m := createMerchant(t, dsn, "AUD")
 		other := createMerchant(t, dsn, "AUD")
@@ -560,6 +572,7 @@ func TestWebhookSecret(t *testing.T) {
 }
 
 func TestWebhookSecretRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -616,6 +629,7 @@ var (
 )
 
 func TestLedgerVerifyJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		setup      func(t *testing.T, dsn string)
@@ -653,6 +667,7 @@ func TestLedgerVerifyJSON(t *testing.T) {
 }
 
 func TestLedgerVerifyText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		setup      func(t *testing.T, dsn string)

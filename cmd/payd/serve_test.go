@@ -19,6 +19,7 @@ import (
 )
 
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		all, err := store.Migrations(dialectOf(dsn))
 		if err != nil {
@@ -189,6 +190,7 @@ func parseBanner(t *testing.T, out string) banner {
 // creates the demo merchant and prints its credentials, which work; the
 // second prints nothing.
 func TestServeSandbox(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		s := serve(t, nil, "--db", dsn, "--addr", "127.0.0.1:0")
 		b := parseBanner(t, s.stdout.String())
@@ -285,6 +287,7 @@ func TestServeSandbox(t *testing.T) {
 
 // TestServePublicURL checks that the banner's links use --public-url.
 func TestServePublicURL(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		s := serve(t, nil, "--db", dsn, "--addr", "127.0.0.1:0", "--public-url", "https://sandbox.payd.example/")
 		b := parseBanner(t, s.stdout.String())
@@ -298,6 +301,7 @@ func TestServePublicURL(t *testing.T) {
 // nor routes the sandbox's simulation endpoints, whether it is chosen by flag
 // or by environment.
 func TestServeProduction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -349,6 +353,7 @@ func TestServeProduction(t *testing.T) {
 // TestServeStartFailures checks that serve exits 1 with the reason when it
 // cannot start, instead of running.
 func TestServeStartFailures(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

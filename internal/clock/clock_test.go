@@ -9,6 +9,7 @@ import (
 var july29 = time.Date(2024, time.July, 29, 15, 51, 28, 71_000_000, time.UTC)
 
 func TestRealNow(t *testing.T) {
+	t.Parallel()
 	before := time.Now()
 	got := Real{}.Now()
 	after := time.Now()
@@ -18,6 +19,7 @@ func TestRealNow(t *testing.T) {
 }
 
 func TestFixed(t *testing.T) {
+	t.Parallel()
 	c := Fixed(july29)
 	got := c.Now()
 	if !got.Equal(july29) {
@@ -26,6 +28,7 @@ func TestFixed(t *testing.T) {
 }
 
 func TestManual(t *testing.T) {
+	t.Parallel()
 	m := NewManual(july29)
 	tests := []struct {
 		name string
@@ -49,6 +52,7 @@ func TestManual(t *testing.T) {
 }
 
 func TestOffset(t *testing.T) {
+	t.Parallel()
 	base := NewManual(july29)
 	c := Offset(base, 36*time.Hour)
 	first := c.Now()
@@ -76,6 +80,7 @@ func TestOffset(t *testing.T) {
 // Manual clock: run under -race, no advance may be lost and no reader may see
 // time go backwards.
 func TestManualConcurrent(t *testing.T) {
+	t.Parallel()
 	const goroutines, advances = 16, 500
 	m := NewManual(july29)
 	var wg sync.WaitGroup
@@ -109,6 +114,7 @@ func TestManualConcurrent(t *testing.T) {
 }
 
 func TestMillis(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		t    time.Time
@@ -131,6 +137,7 @@ func TestMillis(t *testing.T) {
 }
 
 func TestFromMillis(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ms   int64

@@ -7,6 +7,7 @@ import (
 )
 
 func TestFormat(t *testing.T) {
+	t.Parallel()
 	sydney := time.FixedZone("AEST", 10*3600)
 	tests := []struct {
 		name string
@@ -31,6 +32,7 @@ func TestFormat(t *testing.T) {
 }
 
 func TestTimeMarshalJSON(t *testing.T) {
+	t.Parallel()
 	type record struct {
 		CreatedAt Time `json:"created_at"`
 		PaidAt    Time `json:"paid_at,omitzero"`

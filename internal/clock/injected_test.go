@@ -22,6 +22,7 @@ var machineTime = map[string]bool{"clock": true, "store": true, "httpapi": true,
 // merchant.Clock: such a call ignores the sandbox's test clocks and the
 // tests' manual ones.
 func TestDomainCodeReadsAnInjectedClock(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -85,6 +86,7 @@ func directClockReads(t *testing.T, path string) []string {
 // TestDirectClockReadsFindsThem keeps the check honest: it must see a call,
 // a value and a renamed import.
 func TestDirectClockReadsFindsThem(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.go")
 	src := "package x\n\nimport t0 \"time\"\n\nvar now = t0.Now\n\nfunc f() t0.Duration { return t0.Since(t0.Now()) }\n"

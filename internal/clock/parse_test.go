@@ -26,6 +26,7 @@ func mustLoad(t *testing.T, name string) *time.Location {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -60,6 +61,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -117,6 +119,7 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestParseErrorMessage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		parse func() error
@@ -149,6 +152,7 @@ func TestParseErrorMessage(t *testing.T) {
 }
 
 func TestParseDate(t *testing.T) {
+	t.Parallel()
 	sydney := mustLoad(t, "Australia/Sydney")
 	santiago := mustLoad(t, "America/Santiago")
 	havana := mustLoad(t, "America/Havana")
@@ -196,6 +200,7 @@ func TestParseDate(t *testing.T) {
 }
 
 func TestParseDateRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -233,6 +238,7 @@ func TestParseDateRefuses(t *testing.T) {
 }
 
 func TestInputUnmarshal(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		ExpiresAt Input `json:"expires_at"`
 	}
@@ -258,6 +264,7 @@ func TestInputUnmarshal(t *testing.T) {
 }
 
 func TestInputUnmarshalRefuses(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		ExpiresAt Input `json:"expires_at"`
 	}
@@ -291,6 +298,7 @@ func TestInputUnmarshalRefuses(t *testing.T) {
 // that the same instant written in any fixed offset, with or without a colon
 // or fraction, parses to the same instant.
 func TestFormatParseRoundTrip(t *testing.T) {
+	t.Parallel()
 	lo := utc(1, 1, 1, 0, 0, 0, 0).Unix()
 	hi := utc(9998, 12, 31, 23, 59, 59, 0).Unix()
 	layouts := []string{

@@ -46,6 +46,7 @@ func validSubmission(t *testing.T) KYCSubmission {
 // TestKYCValidate: files are judged by content (PNG, JPEG, PDF), every part
 // is required but a passport's back side, and each wrong member is named.
 func TestKYCValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(k *KYCSubmission)
@@ -91,6 +92,7 @@ func TestKYCValidate(t *testing.T) {
 // TestKYCValidateDocuments: the checked files carry the sniffed type, the
 // size and the SHA-256 of their bytes.
 func TestKYCValidateDocuments(t *testing.T) {
+	t.Parallel()
 	k := validSubmission(t)
 	target, docs, err := k.validate(today, webhook.Policy{})
 	if err != nil {
@@ -116,6 +118,7 @@ func TestKYCValidateDocuments(t *testing.T) {
 // TestKYCValidateTooLarge: a file over 5 MB is a 413 naming its part,
 // whatever else is wrong.
 func TestKYCValidateTooLarge(t *testing.T) {
+	t.Parallel()
 	k := validSubmission(t)
 	k.Email = ""
 	k.Documents[PartFront] = append(testPNG(t), make([]byte, MaxDocumentBytes)...)
@@ -127,6 +130,7 @@ func TestKYCValidateTooLarge(t *testing.T) {
 }
 
 func TestSandboxVerdict(t *testing.T) {
+	t.Parallel()
 	for number, want := range map[string]KYCStatus{"N123": KYCApproved, "FAIL123": KYCFailed, "FAIL": KYCFailed, "fail1": KYCApproved, "XFAIL": KYCApproved} {
 		if got := sandboxVerdict(number); got != want {
 			t.Errorf("sandboxVerdict(%q) = %s, want %s", number, got, want)

@@ -188,6 +188,7 @@ func newSender(t *testing.T, rawURL string) *SMTPSender {
 // TestSMTPSenderSends: what a mail client reads back is what was sent,
 // whatever the characters, line lengths and leading dots of the text.
 func TestSMTPSenderSends(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		subject string
@@ -226,6 +227,7 @@ func TestSMTPSenderSends(t *testing.T) {
 // recipient that is not a bare address, and an SMS are refused before any
 // mail leaves.
 func TestSMTPSenderRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		m    Message
@@ -254,6 +256,7 @@ func TestSMTPSenderRefuses(t *testing.T) {
 // TestNewSMTPSender reads the settings: scheme, default ports, and refusals
 // that never show the password.
 func TestNewSMTPSender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, url, from string
 		wantAddr        string // "" when refused
@@ -293,6 +296,7 @@ func TestNewSMTPSender(t *testing.T) {
 // allows it without TLS only to localhost); a server without AUTH is refused
 // rather than sent to unauthenticated.
 func TestSMTPSenderAuth(t *testing.T) {
+	t.Parallel()
 	m := Message{Channel: ChannelEmail, To: "jane@example.com", Subject: verifySubject, Body: "hello\n"}
 	withAuth := newFakeSMTP(t, true)
 	if err := newSender(t, "smtp://user%40shop:p%3Ass@"+withAuth.ln.Addr().String()).Send(context.Background(), m); err != nil {
@@ -315,6 +319,7 @@ func TestSMTPSenderAuth(t *testing.T) {
 // TestSMTPSenderTimeout: a server that never answers holds a send no longer
 // than its context allows.
 func TestSMTPSenderTimeout(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -441,6 +446,7 @@ func errorText(e *string) string {
 // with the subject and the body the outbox shows, and the row says sent. The
 // queued next attempt then finds it sent and sends nothing more.
 func TestDeliverySendsAfterCommit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		fake := newFakeSMTP(t, false)
 		f := newDeliveryFixture(t, db, Delivery{Email: newSender(t, fake.url())})
@@ -476,6 +482,7 @@ func TestDeliverySendsAfterCommit(t *testing.T) {
 // the server's answer; the retry waits for its delay, then sends it. A
 // message that keeps failing stays failed once the schedule is used up.
 func TestDeliveryRetries(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		name       string
 		reject     bool
@@ -530,6 +537,7 @@ func TestDeliveryRetries(t *testing.T) {
 // delivered by the sandbox outbox (sent at once) or, in production, recorded
 // failed with why; nothing is queued and no mail leaves.
 func TestDeliveryRoutes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		sandbox    bool
@@ -594,6 +602,7 @@ func (s *syncBuffer) String() string {
 // says so at start; the sandbox, whose outbox delivers, and a configured
 // sender do not.
 func TestDeliveryWarnsWithoutEmailSender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		sandbox  bool

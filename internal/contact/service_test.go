@@ -36,6 +36,7 @@ func newTestService(t *testing.T, db *store.DB, clk clock.Clock) (*Service, func
 // TestStanding: what a payin sees of a contact: found by email whatever its
 // case, only within the merchant, with its KYC status.
 func TestStanding(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		s, newMerchant := newTestService(t, db, clock.Real{})
@@ -89,6 +90,7 @@ func TestStanding(t *testing.T) {
 // TestCreateRace: many creates of one email (in different cases) at once:
 // exactly one contact is made, every other answer is CONTACT_EXISTS.
 func TestCreateRace(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		s, newMerchant := newTestService(t, db, clock.Real{})
@@ -128,6 +130,7 @@ func TestCreateRace(t *testing.T) {
 // TestVerificationLinkRaces: of many links sent at once only the last one
 // stays live, and of many submits of that link exactly one verifies.
 func TestVerificationLinkRaces(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		s, newMerchant := newTestService(t, db, clock.Real{})
@@ -201,6 +204,7 @@ func TestVerificationLinkRaces(t *testing.T) {
 // TestVerificationLinkExpires: a link works for LinkLifetime on the
 // merchant's clock and not a moment longer.
 func TestVerificationLinkExpires(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.NewManual(time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC))

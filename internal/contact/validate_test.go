@@ -15,6 +15,7 @@ func validContact() Contact {
 // TestContactValidate: each rule of the spec's Contact table names the
 // member that breaks it.
 func TestContactValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(c *Contact)
@@ -66,6 +67,7 @@ func TestContactValidate(t *testing.T) {
 // TestContactValidateNormalises: members are trimmed, the type defaults to
 // individual and the country is kept upper case.
 func TestContactValidateNormalises(t *testing.T) {
+	t.Parallel()
 	c := Contact{Email: "  jane@example.com ", FirstName: " Jane", LastName: "Doe ", Country: "nz"}
 	if err := c.validate(today); err != nil {
 		t.Fatal(err)
@@ -79,6 +81,7 @@ func TestContactValidateNormalises(t *testing.T) {
 // TestContactChangesApply: only the members present change; an empty
 // string clears.
 func TestContactChangesApply(t *testing.T) {
+	t.Parallel()
 	c := Contact{Email: "jane@example.com", FirstName: "Jane", LastName: "Doe", City: "Sydney", Phone: "+61412345678"}
 	city, phone := "Melbourne", ""
 	ContactChanges{Email: "other@example.com", City: &city, Phone: &phone}.apply(&c)
@@ -89,6 +92,7 @@ func TestContactChangesApply(t *testing.T) {
 }
 
 func TestCountries(t *testing.T) {
+	t.Parallel()
 	if got := len(countries); got != 249 {
 		t.Errorf("%d ISO 3166-1 alpha-2 codes, want 249", got)
 	}
@@ -100,6 +104,7 @@ func TestCountries(t *testing.T) {
 }
 
 func TestCustomerValidate(t *testing.T) {
+	t.Parallel()
 	valid := func() Customer {
 		return Customer{FirstName: "Jane", LastName: "Doe", Email: "jane@example.com"}
 	}

@@ -14,6 +14,7 @@ import (
 // page loads comes from payd), and lists every operation and webhook of the
 // document.
 func TestAPIDocsRenderOffline(t *testing.T) {
+	t.Parallel()
 	p := start(t, storetest.SQLiteDSN(t))
 	doc := p.openAPI()
 	operations := 0

@@ -15,6 +15,7 @@ import (
 // answered 401 with exactly the contract's body (CONTRACT §2), which does not
 // tell one failure from another, and with a request id.
 func TestAuthRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		revoked := p.merchant("AUD")["AUD"]
@@ -68,6 +69,7 @@ func (p *payd) bearerFor(as creds) creds {
 // (its currency is the default); it is not accepted by the token endpoint
 // itself; revoking the app ends both its keys and its tokens.
 func TestAccessToken(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		accounts := p.merchant("AUD", "JPY")
 		m := accounts["JPY"]
@@ -139,6 +141,7 @@ func TestAccessToken(t *testing.T) {
 // merchant's test clock: 3500 s on it still works, 3601 s does not, and
 // another merchant's token, whose clock did not move, still works.
 func TestAccessTokenExpiresOnMerchantClock(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		other := p.bearerFor(p.merchant("AUD")["AUD"])
@@ -165,6 +168,7 @@ func TestAccessTokenExpiresOnMerchantClock(t *testing.T) {
 // minute, even with valid keys, since the limit is per address, not per app.
 // Endpoints without authentication still answer.
 func TestAuthRateLimit(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		bad := m

@@ -9,6 +9,7 @@ import (
 // of the merchant, ordered by code, each amount a JSON number written with the
 // currency's exact digits (CONTRACT §3), including currencies never used.
 func TestBalancesListEveryCurrency(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		accounts := p.merchant("AUD", "JPY", "VND", "USD")
 		m := accounts["AUD"]
@@ -35,6 +36,7 @@ func TestBalancesListEveryCurrency(t *testing.T) {
 // by default and any other currency of the merchant on request; an unknown
 // code is a 422 naming currency, a currency the merchant has no account in a 404.
 func TestBalanceDetail(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		accounts := p.merchant("AUD", "JPY")
 		p.simulateDeposit(accounts["AUD"], accounts["AUD"].AccountNumber, "250")

@@ -197,6 +197,7 @@ func follow(t *testing.T, link string) response {
 // contact a link that opens the hosted verification page, and the sandbox
 // outbox shows the message sent.
 func TestVerificationEmailSMTP(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		box := newMailbox(t)
 		p := start(t, dsn, box.smtp)
@@ -221,6 +222,7 @@ func TestVerificationEmailSMTP(t *testing.T) {
 // leaves the message failed in the outbox, with the server's answer; the
 // API call itself succeeded.
 func TestVerificationEmailRefused(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		box := newMailbox(t)
 		box.rejectRcpt.Store(true)
@@ -240,6 +242,7 @@ func TestVerificationEmailRefused(t *testing.T) {
 // TestVerificationEmailProduction: production sends through SMTP too; the
 // link in the email opens the page.
 func TestVerificationEmailProduction(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		box := newMailbox(t)
 		p := start(t, dsn, production, box.smtp)
@@ -254,6 +257,7 @@ func TestVerificationEmailProduction(t *testing.T) {
 // TestVerificationEmailProductionWithoutSMTP: production without a mail
 // server still answers 200, and records the message failed with why.
 func TestVerificationEmailProductionWithoutSMTP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.newContact(m, "jane@example.com", nil)

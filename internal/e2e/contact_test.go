@@ -48,6 +48,7 @@ func queryEscape(s string) string {
 // and times; the detail endpoint finds it by email whatever its case and
 // returns the same record.
 func TestContactCreateAndDetail(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		body := contactFields("Jane.Doe@Example.com")
@@ -85,6 +86,7 @@ func TestContactCreateAndDetail(t *testing.T) {
 // member of the wrong JSON type is a 400 naming it; a body that is not JSON
 // is 415.
 func TestContactValidation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change map[string]any
@@ -147,6 +149,7 @@ func TestContactValidation(t *testing.T) {
 // TestContactEmailIsUniquePerMerchant: a second contact with the same email,
 // in any case, is 409 CONTACT_EXISTS; another merchant may have it.
 func TestContactEmailIsUniquePerMerchant(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		other := p.merchant("AUD")["AUD"]
@@ -159,6 +162,7 @@ func TestContactEmailIsUniquePerMerchant(t *testing.T) {
 // TestContactTenancy: another merchant's contact answers exactly as an email
 // that does not exist, on every endpoint.
 func TestContactTenancy(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		a := p.merchant("AUD")["AUD"]
 		b := p.merchant("AUD", "USD")["USD"]
@@ -183,6 +187,7 @@ func TestContactTenancy(t *testing.T) {
 // TestContactList: the page list envelope of CONTRACT §3, newest first,
 // with page and per_page bounds.
 func TestContactList(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		const n = 25
@@ -230,6 +235,7 @@ func TestContactList(t *testing.T) {
 // Deprecation: true, changes only the members present, and answers a blank
 // email with the contract's exact body.
 func TestContactUpdateInfoDeprecated(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		before := p.newContact(m, "jane@example.com", nil)
@@ -282,6 +288,7 @@ func TestContactUpdateInfoDeprecated(t *testing.T) {
 // TestContactCreateIdempotent: a create replayed with its Idempotency-Key
 // returns the first answer and makes one contact.
 func TestContactCreateIdempotent(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		send := func() response {

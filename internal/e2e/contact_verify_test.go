@@ -55,6 +55,7 @@ const missingPage = "This link is not valid"
 // contact; a newer link makes the older one 404; submitting the page's form
 // verifies the contact once, and the link is then dead.
 func TestVerificationLinkWorksOnce(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.newContact(m, "jane@example.com", nil)
@@ -107,6 +108,7 @@ func TestVerificationLinkWorksOnce(t *testing.T) {
 // email or phone; links expire after 7 days on the merchant's clock; a token
 // payd never issued is the 404 page; the outbox is per merchant.
 func TestVerificationRules(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		other := p.merchant("AUD")["AUD"]
@@ -147,6 +149,7 @@ func TestVerificationRules(t *testing.T) {
 // TestVerificationProduction: production sends links too, but has no
 // sandbox outbox endpoint and no message_id in the answer.
 func TestVerificationProduction(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.newContact(m, "jane@example.com", nil)

@@ -129,6 +129,7 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 // an undocumented status and an accepted request the document refuses are
 // all caught; a right exchange is not.
 func TestContractCheckCatchesDrift(t *testing.T) {
+	t.Parallel()
 	p := start(t, "sqlite:"+t.TempDir()+"/c.db")
 	router, err := loadContract(p.base)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // NOT_FOUND and known paths with the wrong method 405 with an Allow header,
 // both in the errors envelope; the operations endpoints answer.
 func TestEveryAnswerHasRequestID(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		tests := []struct {
@@ -69,6 +70,7 @@ func codeOf(r response) string {
 // TestRequestIDEcho: a sane X-Request-Id sent by the caller is used and
 // echoed; anything else is replaced by a fresh id.
 func TestRequestIDEcho(t *testing.T) {
+	t.Parallel()
 	fresh := `^req_[0-9A-Z]{16}$`
 	tests := []struct {
 		name string

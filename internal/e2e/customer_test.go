@@ -30,6 +30,7 @@ func (p *payd) putCustomer(as creds, body any) response {
 // TestCustomerCreateDetailUpdate: a customer is created with its members and
 // metadata, found by its uuid, and changed member by member.
 func TestCustomerCreateDetailUpdate(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		c := p.newCustomer(m, customerFields("cus_1"))
@@ -79,6 +80,7 @@ func TestCustomerCreateDetailUpdate(t *testing.T) {
 // TestCustomerRules: each wrong member is named; external_id is unique per
 // merchant; another merchant's customer is 404 like an unknown id.
 func TestCustomerRules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change map[string]any
@@ -134,6 +136,7 @@ func TestCustomerRules(t *testing.T) {
 // TestCustomerList: the page list envelope, newest first, filtered by email
 // (whatever its case) and by external_id, only the merchant's own.
 func TestCustomerList(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		other := p.merchant("AUD")["AUD"]

@@ -15,6 +15,7 @@ import (
 // lands in incoming with a waiting balance record and, once its clearing job
 // has run, sits in available with the record done.
 func TestDepositClearsToAvailable(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		r := p.post("/v1/simulate_deposit", m, map[string]any{"account_number": m.AccountNumber, "amount": "250"})
@@ -52,6 +53,7 @@ var (
 // shows incoming+available equal to the amount at every look, clears to
 // available once due jobs have run, and is one done top_up record in history.
 func TestDepositPerCurrency(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		currency string
@@ -168,6 +170,7 @@ func wantBalanceSplit(t testing.TB, b balanceView, amount int64) {
 // with the contract's status, code and named member, and none of them leaves
 // a trace in the balance or its history.
 func TestDepositRefused(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		accounts := p.merchant("AUD", "JPY", "VND")
 		aud, jpy, vnd := accounts["AUD"].AccountNumber, accounts["JPY"].AccountNumber, accounts["VND"].AccountNumber
@@ -244,6 +247,7 @@ func TestDepositRefused(t *testing.T) {
 // answered exactly as a number that does not exist (CONTRACT §1), so a caller
 // learns nothing about other merchants.
 func TestDepositForeignAccountLooksUnknown(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		foreign := p.merchant("AUD")["AUD"]
@@ -264,6 +268,7 @@ func TestDepositForeignAccountLooksUnknown(t *testing.T) {
 // TestDepositIgnoresUnknownMembers: members the API does not know are ignored
 // (CONTRACT §3), and application/json with parameters is still JSON.
 func TestDepositIgnoresUnknownMembers(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		body := `{"account_number":"` + m.AccountNumber + `","amount":"12","currency":"JPY","nested":{"a":[1,2,{"b":null}]},"amount_cents":1}`
@@ -277,6 +282,7 @@ func TestDepositIgnoresUnknownMembers(t *testing.T) {
 // deposit; the money lands in the treasury account, not in the payments
 // account's balance or history.
 func TestDepositIntoTreasury(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		ctx := context.Background()
@@ -309,6 +315,7 @@ func TestDepositIntoTreasury(t *testing.T) {
 // past what the ledger can hold; that one is refused with a 422, never a 500,
 // and the balance still reads back as exactly what was accepted.
 func TestDepositBalancesNeverOverflow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("JPY")["JPY"]
 		const maxYen = "100000000000000000"

@@ -153,6 +153,7 @@ func checkAfterCrash(t *testing.T, p *payd, m creds, dsn string, rec *loadRecord
 // TestCrashUnderLoad: payd under payin creation and receipt load is killed
 // with SIGKILL and restarted; nothing acknowledged is lost or doubled.
 func TestCrashUnderLoad(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts payd processes")
 	}
@@ -181,6 +182,7 @@ func TestCrashUnderLoad(t *testing.T) {
 // TestThreeNodesOneKilled: three payd processes share one PostgreSQL
 // database behind a round-robin client; one is killed mid-run.
 func TestThreeNodesOneKilled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts payd processes")
 	}
@@ -220,6 +222,7 @@ func TestThreeNodesOneKilled(t *testing.T) {
 // TestReceiverOutage: the webhook receiver is down for a while, then
 // returns; every event arrives.
 func TestReceiverOutage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		recv := newHookReceiver(t, false)

@@ -15,6 +15,7 @@ import (
 // next_cursor on the last page, every record exactly once, even when a new
 // deposit arrives between pages.
 func TestHistoryCursorPaging(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		var made []string
@@ -92,6 +93,7 @@ func deref(s *string) string {
 // DD/MM/YY alike, include the whole to_date day, and take RFC 3339 instants,
 // to_date inclusive of the instant named.
 func TestHistoryDateFilters(t *testing.T) {
+	t.Parallel()
 	sydney, err := time.LoadLocation("Australia/Sydney")
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +157,7 @@ func TestHistoryDateFilters(t *testing.T) {
 // or cursor is a 422 naming the parameter; an unknown currency is a 422, a
 // currency the merchant lacks a 404. Boundary sizes are accepted.
 func TestHistoryRefusesBadParameters(t *testing.T) {
+	t.Parallel()
 	cursorOf := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	tests := []struct {
 		name   string
@@ -199,6 +202,7 @@ func TestHistoryRefusesBadParameters(t *testing.T) {
 // lists another currency of the merchant on request, each its own records
 // with amounts in that currency's digits.
 func TestHistoryPerCurrency(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		accounts := p.merchant("AUD", "JPY")
 		p.simulateDeposit(accounts["AUD"], accounts["AUD"].AccountNumber, "5")

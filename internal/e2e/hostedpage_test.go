@@ -153,6 +153,7 @@ func (m *merchantSite) served() []string {
 // and lands on the merchant's callback_url or failure_callback_url; the payin
 // is received or failed, and the merchant hears so by webhook.
 func TestHostedPageRedirect(t *testing.T) {
+	t.Parallel()
 	alloc := newAllocator(t)
 	site := newMerchantSite(t)
 	each(t, func(t *testing.T, p *payd) {
@@ -236,6 +237,7 @@ func TestHostedPageRedirect(t *testing.T) {
 // loads under the page's Content-Security-Policy, the payload to copy, and
 // its stylesheet.
 func TestHostedPageQR(t *testing.T) {
+	t.Parallel()
 	alloc := newAllocator(t)
 	each(t, func(t *testing.T, p *payd) {
 		tab := newBrowser(t, alloc)
@@ -272,6 +274,7 @@ func TestHostedPageQR(t *testing.T) {
 // TestHostedPageNotFound: a link with a wrong token, or to no payin, shows
 // the not-found page.
 func TestHostedPageNotFound(t *testing.T) {
+	t.Parallel()
 	alloc := newAllocator(t)
 	each(t, func(t *testing.T, p *payd) {
 		tab := newBrowser(t, alloc)

@@ -16,6 +16,7 @@ func (p *payd) keyed(as creds, path, key string, body any) response {
 // answer back byte for byte, marked Idempotent-Replayed: true, and the
 // deposit happens once: one history record, the amount counted once.
 func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		body := map[string]any{"account_number": m.AccountNumber, "amount": "40"}
@@ -52,6 +53,7 @@ func TestIdempotentReplay(t *testing.T) {
 // path is 422 IDEMPOTENCY_KEY_REUSED, a key over 255 characters is a 400 (255
 // is accepted), and none of the refused requests has an effect.
 func TestIdempotencyKeyMisuse(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		body := map[string]any{"account_number": m.AccountNumber, "amount": "40"}
@@ -86,6 +88,7 @@ func TestIdempotencyKeyMisuse(t *testing.T) {
 // TestIdempotencyKeysArePerMerchant: merchant B may use a key merchant A used;
 // each gets its own deposit and neither sees a replay.
 func TestIdempotencyKeysArePerMerchant(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		a := p.merchant("AUD")["AUD"]
 		b := p.merchant("AUD")["AUD"]
@@ -107,6 +110,7 @@ func TestIdempotencyKeysArePerMerchant(t *testing.T) {
 // same request gets it back marked replayed, and the key stays spent, so a
 // corrected body under it is refused as a reuse.
 func TestIdempotentErrorIsReplayed(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		bad := map[string]any{"account_number": m.AccountNumber, "amount": "10.50"}
@@ -177,6 +181,7 @@ func wantOneEffect(t *testing.T, p *payd, as creds, key string, body any, answer
 // TestIdempotencyRace: 20 identical keyed deposits sent at once make exactly
 // one deposit; every answer is the 201 or a 409 IDEMPOTENCY_KEY_IN_USE.
 func TestIdempotencyRace(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		body := map[string]any{"account_number": m.AccountNumber, "amount": "25"}
@@ -190,6 +195,7 @@ func TestIdempotencyRace(t *testing.T) {
 // few keys: still one deposit per key, and a retry after the race always
 // gets the 201 back (never a stored 409).
 func TestIdempotencyRaceAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	eachShared(t, func(t *testing.T, a, b *payd) {
 		for i := range 5 {
 			m := a.merchant("AUD")["AUD"]

@@ -169,6 +169,7 @@ func decodeJSON(t *testing.T, b []byte) map[string]any {
 // Authorization header verbatim and the contact as the detail endpoint
 // returns it. The files are stored with their type, size and SHA-256.
 func TestKYCApprovedWithWebhooks(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		recv := newKYCReceiver(t)
@@ -245,6 +246,7 @@ func TestKYCApprovedWithWebhooks(t *testing.T) {
 // TestKYCFailedThenResubmitted: a document number beginning with FAIL fails
 // (kyc.failed); the contact may submit again and be approved.
 func TestKYCFailedThenResubmitted(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		recv := newKYCReceiver(t)
@@ -275,6 +277,7 @@ func TestKYCFailedThenResubmitted(t *testing.T) {
 // JPEG or PDF by content (a text file named .png), is 422 naming the part;
 // the text parts are checked member by member.
 func TestKYCUploadRules(t *testing.T) {
+	t.Parallel()
 	big := append(kycPNG(t), bytes.Repeat([]byte{0}, 5<<20)...)
 	huge := bytes.Repeat([]byte{'x'}, 4<<20+512<<10)
 	tests := []struct {
@@ -368,6 +371,7 @@ func TestKYCUploadRules(t *testing.T) {
 // answered from the first one and neither stores the files again nor sends
 // the webhooks again.
 func TestKYCIdempotent(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		recv := newKYCReceiver(t)

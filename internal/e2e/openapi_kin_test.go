@@ -11,6 +11,7 @@ import (
 // TestOpenAPIDocumentIsValid loads the served document with kin-openapi and
 // validates it as an OpenAPI 3.1 document.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	p := start(t, storetest.SQLiteDSN(t))
 	r := p.do(req{method: "GET", path: "/openapi.json"})
 	want(t, r, 200)

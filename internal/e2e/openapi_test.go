@@ -75,6 +75,7 @@ func (p *payd) openAPI() openAPIDoc {
 // each endpoint CONTRACT requires, with a JSON schema for its success answer
 // and, for a POST, for its request body.
 func TestOpenAPIDocumentsTheContract(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		doc := p.openAPI()
 		if doc.OpenAPI != "3.1.0" {
@@ -121,6 +122,7 @@ func wantDocumentedRoutesServed(t *testing.T, p *payd, doc openAPIDoc, as creds)
 // TestOpenAPIListsOnlyServedRoutes: every operation in the sandbox's document
 // is answered by the sandbox.
 func TestOpenAPIListsOnlyServedRoutes(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		wantDocumentedRoutesServed(t, p, p.openAPI(), p.merchant("AUD")["AUD"])
 	})
@@ -129,6 +131,7 @@ func TestOpenAPIListsOnlyServedRoutes(t *testing.T) {
 // TestOpenAPIMatchesEnvironment: the sandbox documents its sandbox routes,
 // and production, which does not serve them, does not document them.
 func TestOpenAPIMatchesEnvironment(t *testing.T) {
+	t.Parallel()
 	var sandboxPaths, productionPaths []string
 	each(t, func(t *testing.T, p *payd) {
 		sandboxPaths = slices.Sorted(maps.Keys(p.openAPI().Paths))

@@ -143,6 +143,7 @@ func pinMap(m map[string]any, k string) map[string]any {
 // th_qrpay_thb also bank_information) → simulate → received with its
 // webhook, balances less the fee and a done payment record → cancel refused.
 func TestPayinFlowQR(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, currency, method string
 		amount                 any
@@ -219,6 +220,7 @@ func pinDetailViaJSON(t *testing.T, rec map[string]any) map[string]any {
 // creation; the customer pays a different amount (paid_amount says so); a
 // refund in full leaves the merchant the fee poorer.
 func TestPayinFlowVirtualAccount(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("KRW")["KRW"]
 		hooks := newEventLog(t)
@@ -286,6 +288,7 @@ func TestPayinFlowVirtualAccount(t *testing.T) {
 // about 2 s later the bank details arrive by webhook (payin.pay_code) and in
 // the detail.
 func TestPayinFlowBankTransferPayCode(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("JPY")["JPY"]
 		hooks := newEventLog(t)
@@ -358,6 +361,7 @@ func TestPayinFlowBankTransferPayCode(t *testing.T) {
 // TestPayinFlowRailFailure: the rail's "failed" answer fails a pending
 // payin (payin.failed); no money moves and nothing more can happen to it.
 func TestPayinFlowRailFailure(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		hooks := newEventLog(t)
@@ -382,6 +386,7 @@ func TestPayinFlowRailFailure(t *testing.T) {
 // hosted /pay/ page with a token; a pending payin is cancelled, with its
 // webhook, and nothing more can happen to it.
 func TestPayinFlowRedirectCancel(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("PHP")["PHP"]
 		hooks := newEventLog(t)
@@ -479,6 +484,7 @@ func wantPinOTPRefused(t *testing.T, r response) {
 // 400; 123456 answers pay_code, clears the stage and sends payin.pay_code;
 // the alias path works; five wrong codes fail the payin.
 func TestPayinFlowMobileMoneyOTP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("GHS")["GHS"]
 		hooks := newEventLog(t)
@@ -559,6 +565,7 @@ func TestPayinFlowMobileMoneyOTP(t *testing.T) {
 // merchant's clock (payin.expired), and by default 24 hours after creation;
 // an expired payin cannot be paid or cancelled.
 func TestPayinFlowExpiry(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		hooks := newEventLog(t)
@@ -615,6 +622,7 @@ func pinReceived(t *testing.T, p *payd, as creds, hooks *eventLog, auth string) 
 // outgoing is emptied, available restored and the refund's balance record
 // failed; the payin can be refunded again.
 func TestPayinFlowRefundExpired(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		hooks := newEventLog(t)
@@ -650,6 +658,7 @@ func TestPayinFlowRefundExpired(t *testing.T) {
 // payin puts 10 % of the paid amount less the fee in rolling_reserve, which
 // returns to available when the 7 days have passed.
 func TestPayinFlowRollingReserve(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		err := p.srv.DB.Exec(context.Background(), func(tx *store.Tx) error {
@@ -689,6 +698,7 @@ type pinPage struct {
 // TestPayinListFilters: GET /v2/payins/all is a page list, newest first,
 // filtered by status, external_id and dates; bad paging is refused.
 func TestPayinListFilters(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		for _, ext := range []string{"ord-1", "ord-2", "ord-3"} {
@@ -763,6 +773,7 @@ func TestPayinListFilters(t *testing.T) {
 // TestPayinTenancy: another merchant's payin answers 404 exactly like an
 // unknown uuid on every payin endpoint, and is left untouched.
 func TestPayinTenancy(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		other := p.merchant("IDR")["IDR"]
@@ -849,6 +860,7 @@ func pinKYCForm(t *testing.T, email string) ([]byte, string) {
 // creation; kr_bank_va_kyc_krw needs the contact's KYC approved, then an OTP
 // issues the virtual account.
 func TestPayinFlowWithContact(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		apps := p.merchant("AUD", "KRW")
 		aud, krw := apps["AUD"], apps["KRW"]
@@ -916,6 +928,7 @@ func TestPayinFlowWithContact(t *testing.T) {
 // (422 AMOUNT_OUT_OF_RANGE, the payin still pending), never answered 500,
 // and the balance holds exactly the payments that were accepted.
 func TestPayinSimulateNeverOverflows(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("JPY")["JPY"]
 		const maxYen = 100_000_000_000_000_000 // money.MaxMinor yen

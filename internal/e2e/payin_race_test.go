@@ -122,6 +122,7 @@ func (s *pinSampler) finish(t *testing.T) {
 // refund_amount is the sum of the 200s, no balance is ever seen below zero
 // and the balances settle to paid − fee − refunds.
 func TestPayinRaceRefunds(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		uuid := pinReceived(t, p, m, nil, "")
@@ -192,6 +193,7 @@ func TestPayinRaceRefunds(t *testing.T) {
 // each time (200, the other 409), the status is the winner's, and the
 // balance holds exactly the completed payins.
 func TestPayinRaceSimulateVersusCancel(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) { pinRaceSimulateCancel(t, p, p) })
 }
 
@@ -199,6 +201,7 @@ func TestPayinRaceSimulateVersusCancel(t *testing.T) {
 // completion sent to one payd process and the cancel to another on the same
 // PostgreSQL database (CONTRACT §1).
 func TestPayinRaceSimulateVersusCancelAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	eachShared(t, pinRaceSimulateCancel)
 }
 
@@ -260,6 +263,7 @@ func pinRaceSimulateCancel(t *testing.T, a, b *payd) {
 // (one 200, one payin.pay_code webhook); ten wrong codes at once on another
 // payin lose no count: it fails once, with one payin.failed.
 func TestPayinRaceConfirmOTP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("GHS")["GHS"]
 		tests := []struct {

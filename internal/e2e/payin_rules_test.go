@@ -195,6 +195,7 @@ func pinMethodRecord(records []any, method string) map[string]any {
 // au_payid_npp_aud with every member of the contract and the limits of the
 // contract (20 to 10,000 AUD, contact required).
 func TestPayinMethodsListsContractFields(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		r := p.get("/v2/payins/payin_methods", m)
@@ -231,6 +232,7 @@ func TestPayinMethodsListsContractFields(t *testing.T) {
 // TestPayinMethodsPerCurrency: each app lists the methods of its own
 // currency, with their contact and KYC requirements.
 func TestPayinMethodsPerCurrency(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		apps := p.merchant("KRW", "PHP", "IDR")
 		tests := []struct {
@@ -264,6 +266,7 @@ func TestPayinMethodsPerCurrency(t *testing.T) {
 // TestPayinMethodsUGXOnlyWhenEnabled: ug_bank_ugx must be enabled per
 // account (spec, Currency rules 3): a UGX account lists nothing until it is.
 func TestPayinMethodsUGXOnlyWhenEnabled(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("UGX")["UGX"]
 		r := p.get("/v2/payins/payin_methods", m)
@@ -292,6 +295,7 @@ func TestPayinMethodsUGXOnlyWhenEnabled(t *testing.T) {
 // method's fields as "<type>:<Mandatory|Optional> <label>" and refuses a
 // method the account does not offer.
 func TestPayinMethodParams(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		r := p.get("/v2/payins/payin_method/params?payin_method_name=au_payid_npp_aud", m)
@@ -340,6 +344,7 @@ func pinApps(t *testing.T, p *payd) map[string]creds {
 // TestPayinCreateRefusals: every rule of POST /v2/payins (CONTRACT §3, §4)
 // refused with its status, code and the member it names.
 func TestPayinCreateRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		apps := pinApps(t, p)
 		idr := pinBody("IDR", "id_bank_qris_idr", 100000)
@@ -463,6 +468,7 @@ func TestPayinCreateRefusals(t *testing.T) {
 // (the response carries the recorded amount) and each parameter set that
 // existing integrations send, alone.
 func TestPayinCreateAccepts(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		apps := pinApps(t, p)
 		ugx := pinBody("UGX", "ug_bank_ugx", 20000)
@@ -522,6 +528,7 @@ func TestPayinCreateAccepts(t *testing.T) {
 // TestPayinRecordHasContractFields: the created record carries every member
 // of CONTRACT §4, echoes what was sent and never returns payment_url.
 func TestPayinRecordHasContractFields(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("THB")["THB"]
 		body := pinWith(pinBody("THB", "th_qrpay_thb", "1234.50"), map[string]any{"external_id": "ext-7",
@@ -577,6 +584,7 @@ func TestPayinRecordHasContractFields(t *testing.T) {
 // gst_amount is 10 % of amount and total = amount + GST. The only AUD
 // method needs a contact.
 func TestPayinGSTAddsTenPercent(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		pinContact(t, p, m, "jane@example.com")
@@ -605,6 +613,7 @@ func TestPayinGSTAddsTenPercent(t *testing.T) {
 // confirm_otp, each refused with its status, code and member, and nothing
 // changes.
 func TestPayinActionRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		pending := str(pinCreate(t, p, m, pinBody("IDR", "id_bank_qris_idr", 100000)), "uuid")

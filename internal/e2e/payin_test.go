@@ -88,6 +88,7 @@ func balance(t *testing.T, p *payd, m creds, bucket string) string {
 // TestPayinQRFlow: create → simulate → received → webhook → balances and
 // history → partial refund → return_received.
 func TestPayinQRFlow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("IDR")["IDR"]
 		hooks := newEventLog(t)
@@ -137,6 +138,7 @@ func TestPayinQRFlow(t *testing.T) {
 // TestPayinQRCodesAreRealEMVCo: every QR method's qr_string decodes as an
 // EMVCo payload with a valid CRC, carrying the total and the payin's uuid.
 func TestPayinQRCodesAreRealEMVCo(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		apps := p.merchant("IDR", "VND", "THB")
 		tests := []struct {

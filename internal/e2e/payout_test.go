@@ -97,6 +97,7 @@ func txStatuses(payout map[string]any) []string {
 // money back in available, the paid one gone, each step a webhook, and
 // history showing one payout record per transaction, done or failed.
 func TestPayoutFlowPerMethod(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		currency, method string
 		fund, amount     string
@@ -170,6 +171,7 @@ func TestPayoutFlowPerMethod(t *testing.T) {
 // TestPayoutInsufficientFunds: a payout beyond the available balance is 422
 // INSUFFICIENT_FUNDS and creates and moves nothing.
 func TestPayoutInsufficientFunds(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "100")
@@ -210,6 +212,7 @@ func (p *payd) requireApprovals(as creds) {
 // viewer may not decide; an undecided payout expires at the end of the hold
 // window with its funds back.
 func TestPayoutApproval(t *testing.T) {
+	t.Parallel()
 	finance := payout.Decider{UserID: "U1", Email: "fin@example.com", Role: merchant.Finance}
 	admin := payout.Decider{UserID: "U2", Email: "admin@example.com", Role: merchant.Admin}
 	viewer := payout.Decider{UserID: "U3", Email: "view@example.com", Role: merchant.Viewer}
@@ -315,6 +318,7 @@ func with(base map[string]any, over map[string]any) map[string]any {
 // TestPayoutRules: every rule of CONTRACT §5 is its own 422, named, and a
 // refused payout creates nothing and moves nothing.
 func TestPayoutRules(t *testing.T) {
+	t.Parallel()
 	many := make([]map[string]any, payout.MaxTransactions+1)
 	for i := range many {
 		many[i] = bsbOK
@@ -383,6 +387,7 @@ func TestPayoutRules(t *testing.T) {
 // covers only some of them: each is accepted or refused with
 // INSUFFICIENT_FUNDS, and the accepted ones add up to at most the balance.
 func TestPayoutRaceNeverOverdraws(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")
@@ -415,6 +420,7 @@ func TestPayoutRaceNeverOverdraws(t *testing.T) {
 // TestPayoutScheduled: a payout scheduled ahead waits, funds held, and is
 // submitted when the merchant's clock reaches scheduled_at.
 func TestPayoutScheduled(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")
@@ -444,6 +450,7 @@ func TestPayoutScheduled(t *testing.T) {
 // one decision is recorded, the other is 409 DECISION_CONFLICT, and the
 // funds move once.
 func TestPayoutApprovalRace(t *testing.T) {
+	t.Parallel()
 	eachShared(t, func(t *testing.T, a, b *payd) {
 		m := a.merchant("AUD")["AUD"]
 		a.requireApprovals(m)
@@ -494,6 +501,7 @@ func TestPayoutApprovalRace(t *testing.T) {
 // acknowledged payout completes, every transaction reached the rail exactly
 // once, and the ledger verifies.
 func TestPayoutCrashDuringSubmission(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts payd processes")
 	}

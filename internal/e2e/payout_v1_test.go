@@ -41,6 +41,7 @@ func (p *payd) postFile(as creds, csv string, fields map[string]string) response
 // through the payout engine: funds held, the network's answer, balances, and
 // webhooks whose body is the v1 record (integer id).
 func TestPayoutV1Flows(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")
@@ -95,6 +96,7 @@ func TestPayoutV1Flows(t *testing.T) {
 
 // TestPayoutV1Rules: the v1 rules, each its own answer, nothing created.
 func TestPayoutV1Rules(t *testing.T) {
+	t.Parallel()
 	both := v1Tx("Jane", "10", map[string]any{"payid": "jane@example.com", "payid_type": "email", "bsb": "062000", "account_number": "12345678"})
 	tests := []struct {
 		name      string
@@ -132,6 +134,7 @@ func TestPayoutV1Rules(t *testing.T) {
 // TestPayoutV1File: a file's problems are all reported at once by line and
 // column; mixing addressing in a file is refused; the bounds hold.
 func TestPayoutV1File(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "100000")
@@ -162,6 +165,7 @@ func TestPayoutV1File(t *testing.T) {
 // TestPayoutV1Retry: a repeated external_id is 409 naming the existing
 // payout; is_retry reuses it only once that payout has failed.
 func TestPayoutV1Retry(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")

@@ -11,6 +11,7 @@ import (
 // it forward by that much; "now" sets a later time exactly; each POST answers
 // the new time.
 func TestSandboxClockReadsAndMoves(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		r := p.get("/v2/sandbox/clock", m)
@@ -55,6 +56,7 @@ func TestSandboxClockReadsAndMoves(t *testing.T) {
 // TestSandboxClockRefusals: a clock never moves back and takes exactly one of
 // advance_seconds and now; refused requests leave it where it was.
 func TestSandboxClockRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.advance(m, 3600)
@@ -94,6 +96,7 @@ func TestSandboxClockRefusals(t *testing.T) {
 // TestSandboxClocksArePerMerchant: advancing one merchant's clock does not
 // move another's, and every app of a merchant shares its clock.
 func TestSandboxClocksArePerMerchant(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		a := p.merchant("AUD", "JPY")
 		b := p.merchant("AUD")["AUD"]
@@ -113,6 +116,7 @@ func TestSandboxClocksArePerMerchant(t *testing.T) {
 // simulation nor the test clock (404 in the errors envelope, with or without
 // credentials) and still serves balances.
 func TestProductionHasNoSandboxRoutes(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		tests := []struct {

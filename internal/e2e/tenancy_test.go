@@ -434,6 +434,7 @@ func wantNothingOfA(t *testing.T, what string, r response, a tenantRecords) {
 // sees its records as before; B's lists show nothing of A's, and B may
 // reuse A's emails and external ids for its own records.
 func TestTenancyEveryEndpoint(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		a := makeTenantRecords(t, p, p.merchant(tenancyCurrencies...))
 		b := p.merchant(tenancyCurrencies...)

@@ -74,6 +74,7 @@ func waitUntil(t testing.TB, what string, within time.Duration, cond func() bool
 // through the real path; the delivery log shows the attempt; resend sends
 // the same event again.
 func TestWebhookPingIsDeliveredAndLogged(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		recv := newHookReceiver(t, true)
@@ -117,6 +118,7 @@ func TestWebhookPingIsDeliveredAndLogged(t *testing.T) {
 // TestWebhookTargetsByEnvironment: production refuses plain http and
 // loopback receivers with a clear error; the sandbox delivers to them.
 func TestWebhookTargetsByEnvironment(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		for _, url := range []string{"http://127.0.0.1:9/hook", "https://127.0.0.1:9/hook", "https://localhost/hook", "https://10.0.0.1/hook"} {
@@ -244,6 +246,7 @@ func (p *process) demoAUD(t *testing.T) creds {
 // TestWebhooksSurviveKill: events committed before payd is killed with
 // SIGKILL are all delivered after it restarts.
 func TestWebhooksSurviveKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts payd processes")
 	}
@@ -292,6 +295,7 @@ func fastRetries(c *server.Config) {
 // with the merchant's secret (checked with the Standard Webhooks library),
 // and the delivery log shows all three and then delivered.
 func TestWebhookFailsTwiceThenDelivered(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		secret, err := p.srv.Merchants.WebhookSecret(context.Background(), m.MerchantID, false)
@@ -341,6 +345,7 @@ func TestWebhookFailsTwiceThenDelivered(t *testing.T) {
 // events to a receiver that answers 500 to a random 30 % of attempts are
 // all delivered; duplicates (the same webhook-id received twice) are counted.
 func TestWebhookThousandEventsFlakyReceiver(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("1,000 events")
 	}

@@ -41,6 +41,7 @@ func (l *ranLog) take() []string {
 // nothing else; moving the merchant's test clock (clock_offset_ms) makes its
 // later jobs due.
 func TestRunDue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		a, b := newMerchant(t, db), newMerchant(t, db)
@@ -107,6 +108,7 @@ func TestRunDue(t *testing.T) {
 // TestTestClock schedules a job an hour ahead on a merchant's clock: it is
 // due only once the merchant's clock_offset_ms reaches an hour, whoever looks.
 func TestTestClock(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant := newMerchant(t, db)
@@ -144,6 +146,7 @@ func TestTestClock(t *testing.T) {
 // ahead: the retry must be scheduled on that clock, a backoff after the
 // merchant's now, not at once.
 func TestRetryOnTestClock(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant := newMerchant(t, db)
@@ -188,6 +191,7 @@ func TestRetryOnTestClock(t *testing.T) {
 // TestRunDueWaitsForRunningJob starts a due job on another worker and holds
 // it: RunDue for its merchant must not return until that job has finished.
 func TestRunDueWaitsForRunningJob(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant := newMerchant(t, db)
@@ -230,6 +234,7 @@ func TestRunDueWaitsForRunningJob(t *testing.T) {
 
 // TestRunDueStopsWithContext checks RunDue gives up when its context ends.
 func TestRunDueStopsWithContext(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

@@ -18,6 +18,7 @@ import (
 )
 
 func TestEnqueueTakesPartInTransaction(t *testing.T) {
+	t.Parallel()
 	errAbort := errors.New("abort")
 	tests := []struct {
 		name     string
@@ -56,6 +57,7 @@ func TestEnqueueTakesPartInTransaction(t *testing.T) {
 }
 
 func TestRunOne(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createRuns(t, db)
@@ -95,6 +97,7 @@ func TestRunOne(t *testing.T) {
 }
 
 func TestEnqueueBadPayload(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		q, _ := newQueue(db, clock.NewManual(t0))
@@ -110,6 +113,7 @@ func TestEnqueueBadPayload(t *testing.T) {
 
 // TestRunAt checks when a job becomes due on the real (queue) clock.
 func TestRunAt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		runAt   time.Time
@@ -148,6 +152,7 @@ func TestRunAt(t *testing.T) {
 // failure rolls back the handler's writes, counts the attempt and reschedules
 // the job after a backoff; the third marks it failed for good.
 func TestHandlerErrorRetries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createRuns(t, db)
@@ -209,6 +214,7 @@ func TestHandlerErrorRetries(t *testing.T) {
 
 // TestRetryBackoff checks the first retry's run_at: one second ±20 % after the failure.
 func TestRetryBackoff(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clk := clock.NewManual(t0)
 		q, _ := newQueue(db, clk)
@@ -227,6 +233,7 @@ func TestRetryBackoff(t *testing.T) {
 // TestFailingHandlers checks every way a run can fail is contained: the
 // handler's writes roll back, the attempt is counted, the reason is kept.
 func TestFailingHandlers(t *testing.T) {
+	t.Parallel()
 	ok := func(context.Context, *store.Tx, job.Job) error { return nil }
 	tests := []struct {
 		name string
@@ -282,6 +289,7 @@ func TestFailingHandlers(t *testing.T) {
 // with the same queue: the panic must not have broken the queue or left a
 // transaction open (on SQLite that would hold the only write connection).
 func TestQueueKeepsWorkingAfterPanic(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createRuns(t, db)
@@ -302,6 +310,7 @@ func TestQueueKeepsWorkingAfterPanic(t *testing.T) {
 }
 
 func TestUniqueKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		txs      [][]string // unique keys enqueued, one inner slice per transaction
@@ -346,6 +355,7 @@ func TestUniqueKey(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		attempt := rapid.IntRange(1, 200).Draw(t, "attempt")
 		base := min(time.Second<<min(attempt-1, 30), time.Hour)
@@ -357,6 +367,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestBackoffGrows(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		attempt  int
 		min, max time.Duration

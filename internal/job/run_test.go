@@ -35,6 +35,7 @@ func drain(t *testing.T, q *job.Queue) int {
 // TestJobsSurviveRestart enqueues with one process and runs with another
 // opened later on the same database: the jobs were durable, not in memory.
 func TestJobsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		first := storetest.Open(t, dsn)
 		createRuns(t, first)
@@ -61,6 +62,7 @@ func TestJobsSurviveRestart(t *testing.T) {
 // context ends mid-handler): the job's work rolls back, the attempt is not
 // counted, and the next process runs it.
 func TestInterruptedJobIsHandedBack(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		first := storetest.Open(t, dsn)
 		createRuns(t, first)
@@ -130,6 +132,7 @@ func (c *completions) wait(t *testing.T, timeout time.Duration) {
 // jobs enqueued through the same queue must still run at once, because a
 // committed Enqueue wakes the workers.
 func TestRunWakesOnEnqueue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const jobs = 60
 		createRuns(t, db)
@@ -173,6 +176,7 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 // twenty others have committed, so the test also proves that workers run
 // concurrently and skip a job another worker holds.
 func TestTwoProcessesRunEachJobOnce(t *testing.T) {
+	t.Parallel()
 	const jobs = 200
 	dsn := storetest.PostgresDSN(t)
 	dbA, dbB := storetest.Open(t, dsn), storetest.Open(t, dsn)

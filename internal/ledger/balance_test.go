@@ -11,6 +11,7 @@ import (
 )
 
 func TestBalances(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchant := newMerchant(t, db)
 		jpy := newAccount(t, db, merchant, "payments", "JPY")
@@ -74,6 +75,7 @@ func TestBalances(t *testing.T) {
 
 // TestBalancesWithdrawable runs the min_balance rule through its edges on one account.
 func TestBalancesWithdrawable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchant, account := newJPYAccount(t, db)
 		deposit(t, db, merchant, account, 1000)

@@ -92,6 +92,7 @@ func walk(t *testing.T, db *store.DB, hq ledger.HistoryQuery) (ids []string, siz
 }
 
 func TestHistoryPaging(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newHistoryFixture(t, db)
 		end := t0.Add(time.Hour)
@@ -135,6 +136,7 @@ func TestHistoryPaging(t *testing.T) {
 
 // TestHistoryRecordContents checks History returns whole records, not just ids.
 func TestHistoryRecordContents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newHistoryFixture(t, db)
 		page, err := ledger.History(context.Background(), db.Read(), ledger.HistoryQuery{MerchantID: f.merchant, AccountID: f.account, Size: 5})
@@ -157,6 +159,7 @@ func TestHistoryRecordContents(t *testing.T) {
 // every original record after the cursor once, in order, plus exactly those
 // new records whose position is after the cursor; never the newer one.
 func TestHistoryCursorIsStable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newHistoryFixture(t, db)
 		ctx := context.Background()
@@ -189,6 +192,7 @@ func TestHistoryCursorIsStable(t *testing.T) {
 }
 
 func TestHistoryBadCursor(t *testing.T) {
+	t.Parallel()
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	tests := []struct {
 		name   string

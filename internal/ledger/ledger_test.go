@@ -51,6 +51,7 @@ func entryPostings(t *testing.T, db *store.DB, entryID int64, names map[int64]st
 type balances = map[ledger.Bucket]int64
 
 func TestPost(t *testing.T) {
+	t.Parallel()
 	const (
 		avail = ledger.Available
 		ext   = ledger.External
@@ -254,6 +255,7 @@ func TestPost(t *testing.T) {
 // TestPostWritesEntry checks the journal entry row: merchant, kind, instant,
 // and the balance record it belongs to (NULL when none).
 func TestPostWritesEntry(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)
@@ -309,6 +311,7 @@ func TestPostWritesEntry(t *testing.T) {
 // TestPostRefusalRollsBackTransaction checks that a refused Post undoes the
 // whole transaction it ran in, including work done before it.
 func TestPostRefusalRollsBackTransaction(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)
@@ -351,6 +354,7 @@ func TestPostRefusalRollsBackTransaction(t *testing.T) {
 // TestPostRunningBalance posts a series of movements and checks every
 // posting's balance_after is the bucket's running total.
 func TestPostRunningBalance(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchant, account := newJPYAccount(t, db)
 		moves := []int64{500, -120, 30, -410, 7, 1000, -1007}
@@ -396,6 +400,7 @@ func TestPostRunningBalance(t *testing.T) {
 // that would take a bucket beyond ledger.MaxBalance either way is refused
 // with AMOUNT_OUT_OF_RANGE and changes nothing.
 func TestPostBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// start sets the account's available and external buckets directly.

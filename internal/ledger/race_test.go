@@ -27,6 +27,7 @@ func movement(merchant string, account, amount int64) ledger.Entry {
 // exactly the sum of the accepted movements, and no posting may ever have
 // seen it below zero.
 func TestPostConcurrentNoOverdraft(t *testing.T) {
+	t.Parallel()
 	const (
 		goroutines = 16
 		movements  = 50
@@ -105,6 +106,7 @@ func TestPostConcurrentNoOverdraft(t *testing.T) {
 // accounts. Legs lock buckets in a fixed order, so opposite transfers must not
 // deadlock; money is neither made nor lost, and neither account overdraws.
 func TestPostConcurrentTransfers(t *testing.T) {
+	t.Parallel()
 	const (
 		goroutines = 8
 		transfers  = 40

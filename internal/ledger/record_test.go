@@ -21,6 +21,7 @@ func createRecord(t *testing.T, db *store.DB, r *ledger.Record) {
 }
 
 func TestCreateRecord(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)
@@ -56,6 +57,7 @@ func TestCreateRecord(t *testing.T) {
 }
 
 func TestGetRecordNotFound(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchant, account := newJPYAccount(t, db)
 		other := newMerchant(t, db)
@@ -83,6 +85,7 @@ func TestGetRecordNotFound(t *testing.T) {
 }
 
 func TestFinish(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)
@@ -139,6 +142,7 @@ func TestFinish(t *testing.T) {
 
 // TestFinishUpdatedAt checks that a finished record carries the instant it finished.
 func TestFinishUpdatedAt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)
@@ -161,6 +165,7 @@ func TestFinishUpdatedAt(t *testing.T) {
 // TestFinishRace lets many goroutines finish one record at once: exactly one
 // may win, whatever status each asks for.
 func TestFinishRace(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		merchant, account := newJPYAccount(t, db)

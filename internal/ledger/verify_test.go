@@ -45,6 +45,7 @@ func soundLedger(t *testing.T, db *store.DB) (account, payoutEntry, payoutPostin
 }
 
 func TestVerifySound(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		soundLedger(t, db)
 		soundLedger(t, db)
@@ -56,6 +57,7 @@ func TestVerifySound(t *testing.T) {
 }
 
 func TestVerifyEmpty(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		problems, err := ledger.Verify(context.Background(), db.Read())
 		if err != nil || len(problems) != 0 {
@@ -74,6 +76,7 @@ type ledgerRows struct {
 // tampers and verifies inside a transaction that is then rolled back, so the
 // breaks do not add up.
 func TestVerifyFindsBreaks(t *testing.T) {
+	t.Parallel()
 	type sqlArgs struct {
 		query string
 		args  []any
@@ -148,6 +151,7 @@ func TestVerifyFindsBreaks(t *testing.T) {
 // merchant bucket below zero is not a break; the same balance reached
 // without that permission is.
 func TestVerifyAcceptsAllowedOverdraft(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID, acc := newJPYAccount(t, db)
 		deposit(t, db, merchantID, acc, 20)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		text        string
@@ -144,6 +145,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseTooPreciseNamesCurrency(t *testing.T) {
+	t.Parallel()
 	_, _, err := Parse("1.001", mustLookup(t, "AUD"))
 	got := err.Error()
 	want := "more decimal places than the currency allows: AUD has 2"
@@ -153,6 +155,7 @@ func TestParseTooPreciseNamesCurrency(t *testing.T) {
 }
 
 func TestParseWholeUnits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		text      string
@@ -194,6 +197,7 @@ func TestParseWholeUnits(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		minor    int64
@@ -232,6 +236,7 @@ func TestFormat(t *testing.T) {
 // TestParseFormatRoundTrip checks that every amount within MaxMinor, in every
 // currency, comes back from its own formatted text exactly and unrounded.
 func TestParseFormatRoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		c := mustLookup(t, rapid.SampledFrom(Codes()).Draw(t, "code"))
 		m := rapid.Int64Range(-MaxMinor, MaxMinor).Draw(t, "minor")
@@ -246,6 +251,7 @@ func TestParseFormatRoundTrip(t *testing.T) {
 // TestParseExponentForms checks that the same amount written with its point
 // moved into an exponent ("12345e-2", "1234500e-4") parses to the same value.
 func TestParseExponentForms(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		c := mustLookup(t, rapid.SampledFrom(Codes()).Draw(t, "code"))
 		m := rapid.Int64Range(-MaxMinor, MaxMinor).Draw(t, "minor")
@@ -261,6 +267,7 @@ func TestParseExponentForms(t *testing.T) {
 // TestParseRefusesExtraDigit checks that a currency that does not round
 // refuses an amount with one more nonzero decimal than its minor unit.
 func TestParseRefusesExtraDigit(t *testing.T) {
+	t.Parallel()
 	var strict []string
 	for _, code := range Codes() {
 		if c := mustLookup(t, code); !c.RoundsOnInput() {
@@ -292,6 +299,7 @@ func withExtraDigit(formatted string, c Currency, d int) string {
 // integer model: the magnitude a.f (f having k digits) is rounded half away
 // from zero to floor((2·v + 10^k) / (2·10^k)) with v = a·10^k + f.
 func TestParseRoundsAgainstModel(t *testing.T) {
+	t.Parallel()
 	rounding := []string{"VND", "JPY", "XAF", "KRW", "XOF"}
 	rapid.Check(t, func(t *rapid.T) {
 		c := mustLookup(t, rapid.SampledFrom(rounding).Draw(t, "code"))

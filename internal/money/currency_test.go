@@ -24,6 +24,7 @@ func mustLookup(t fataler, code string) Currency {
 }
 
 func TestLookupDigits(t *testing.T) {
+	t.Parallel()
 	// The ISO 4217 minor units the brief and the contract rely on; CLDR
 	// disagrees for IDR and TZS, so they are spelled out here.
 	tests := []struct {
@@ -53,6 +54,7 @@ func TestLookupDigits(t *testing.T) {
 }
 
 func TestLookupRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		code string
@@ -78,6 +80,7 @@ func TestLookupRefuses(t *testing.T) {
 }
 
 func TestTableIsConsistent(t *testing.T) {
+	t.Parallel()
 	for _, code := range Codes() {
 		t.Run(code, func(t *testing.T) {
 			c := mustLookup(t, code)
@@ -95,6 +98,7 @@ func TestTableIsConsistent(t *testing.T) {
 }
 
 func TestCodesSortedAndOwned(t *testing.T) {
+	t.Parallel()
 	got := Codes()
 	if !slices.IsSorted(got) {
 		t.Errorf("Codes() = %v, not sorted", got)
@@ -109,6 +113,7 @@ func TestCodesSortedAndOwned(t *testing.T) {
 }
 
 func TestRoundsOnInput(t *testing.T) {
+	t.Parallel()
 	rounding := []string{"VND", "JPY", "XAF", "KRW", "XOF"}
 	for _, code := range Codes() {
 		t.Run(code, func(t *testing.T) {

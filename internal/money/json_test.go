@@ -7,6 +7,7 @@ import (
 )
 
 func TestMarshalNumberAndString(t *testing.T) {
+	t.Parallel()
 	type record struct {
 		Balance Number `json:"balance"`
 		Amount  String `json:"amount"`
@@ -37,6 +38,7 @@ func TestMarshalNumberAndString(t *testing.T) {
 }
 
 func TestMarshalNumberIsJSONNumber(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(NumberOf(10050, mustLookup(t, "AUD")))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +53,7 @@ func TestMarshalNumberIsJSONNumber(t *testing.T) {
 }
 
 func TestInputUnmarshal(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		Amount Input `json:"amount"`
 	}
@@ -83,6 +86,7 @@ func TestInputUnmarshal(t *testing.T) {
 }
 
 func TestInputUnmarshalRefuses(t *testing.T) {
+	t.Parallel()
 	type request struct {
 		Amount Input `json:"amount"`
 	}
@@ -111,6 +115,7 @@ func TestInputUnmarshalRefuses(t *testing.T) {
 // TestInputHugeNumberOutOfRange checks that a number no float could hold is
 // kept as text and then refused by Parse as out of range, never rounded.
 func TestInputHugeNumberOutOfRange(t *testing.T) {
+	t.Parallel()
 	var req struct {
 		Amount Input `json:"amount"`
 	}
@@ -126,6 +131,7 @@ func TestInputHugeNumberOutOfRange(t *testing.T) {
 // TestInputNumberNotThroughFloat checks that a number whose float64 value
 // differs from its text is parsed from the text.
 func TestInputNumberNotThroughFloat(t *testing.T) {
+	t.Parallel()
 	var req struct {
 		Amount Input `json:"amount"`
 	}

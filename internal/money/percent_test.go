@@ -9,6 +9,7 @@ import (
 )
 
 func TestPercent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		minor       int64
@@ -44,6 +45,7 @@ func TestPercent(t *testing.T) {
 // TestPercentAgainstBig checks Percent against a math/big model over the whole
 // int64 range: the exact result when it fits in an int64, a panic otherwise.
 func TestPercentAgainstBig(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		minor := rapid.OneOf(rapid.Int64(), rapid.Int64Range(-MaxMinor, MaxMinor)).Draw(t, "minor")
 		bps := rapid.OneOf(rapid.Int64(), rapid.Int64Range(-20_000, 20_000)).Draw(t, "basisPoints")
@@ -56,6 +58,7 @@ func TestPercentAgainstBig(t *testing.T) {
 }
 
 func TestPercentPanicsOnOverflow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		minor       int64

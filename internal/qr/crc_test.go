@@ -3,6 +3,7 @@ package qr
 import "testing"
 
 func TestCRC16(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data string

@@ -18,6 +18,7 @@ var goldenCreatedAt = time.Date(2025, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
 // go test ./internal/qr -update to rewrite the files after a deliberate
 // change.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		build func() (string, error)

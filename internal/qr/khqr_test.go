@@ -61,6 +61,7 @@ func validKHQR() KHQRParams {
 }
 
 func TestKHQRRoundTrip(t *testing.T) {
+	t.Parallel()
 	defaultMCC := validKHQR()
 	defaultMCC.MerchantCategoryCode = ""
 	individual := validKHQR()
@@ -114,6 +115,7 @@ func TestKHQRRoundTrip(t *testing.T) {
 }
 
 func TestKHQRRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(*KHQRParams)

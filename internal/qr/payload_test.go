@@ -12,6 +12,7 @@ func header(p Payload) string {
 }
 
 func TestPayloadAccessors(t *testing.T) {
+	t.Parallel()
 	emvco, err := Decode(emvcoExample)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestPayloadAccessors(t *testing.T) {
 }
 
 func TestPayloadTemplate(t *testing.T) {
+	t.Parallel()
 	vietQR, err := Decode(vietQRExample)
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ func promptPayFromPayload(p Payload) PromptPayParams {
 }
 
 func TestPromptPayRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		in        PromptPayParams
@@ -82,6 +83,7 @@ func TestPromptPayRoundTrip(t *testing.T) {
 }
 
 func TestPromptPayRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   PromptPayParams
@@ -125,6 +127,7 @@ func promptPayBillFromPayload(p Payload) PromptPayBillParams {
 }
 
 func TestPromptPayBillRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   PromptPayBillParams
@@ -176,6 +179,7 @@ func TestPromptPayBillRoundTrip(t *testing.T) {
 }
 
 func TestPromptPayBillRejects(t *testing.T) {
+	t.Parallel()
 	valid := PromptPayBillParams{BillerID: "010555600000001", Reference1: "PI01HZX3K8", Amount: "1250"}
 	tests := []struct {
 		name string

@@ -43,6 +43,7 @@ func validQRIS() QRISParams {
 }
 
 func TestQRISRoundTrip(t *testing.T) {
+	t.Parallel()
 	defaultGUID := validQRIS()
 	defaultGUID.GUID = ""
 	defaultGUIDWant := validQRIS()
@@ -96,6 +97,7 @@ func TestQRISRoundTrip(t *testing.T) {
 }
 
 func TestQRISRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(*QRISParams)

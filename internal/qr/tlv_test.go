@@ -47,6 +47,7 @@ func lookup(p Payload, path string) (string, bool) {
 }
 
 func TestDecodePublished(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		payload string
@@ -111,6 +112,7 @@ func withCRC(prefix string) string {
 }
 
 func TestDecodeRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		payload string
@@ -147,6 +149,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestDecodeAcceptsLowerCaseCRC(t *testing.T) {
+	t.Parallel()
 	lower := vietQRExample[:len(vietQRExample)-4] + strings.ToLower(vietQRExample[len(vietQRExample)-4:])
 	if _, err := Decode(lower); err != nil {
 		t.Errorf("Decode(%q): %v", lower, err)
@@ -154,6 +157,7 @@ func TestDecodeAcceptsLowerCaseCRC(t *testing.T) {
 }
 
 func TestDecodeMaxLength(t *testing.T) {
+	t.Parallel()
 	// 6 + 4×(4+99) + (4+82) + 8 = 512 characters, the most EMVCo allows.
 	prefix := "000201" + strings.Repeat("5999"+strings.Repeat("A", 99), 4) + "5982" + strings.Repeat("B", 82)
 	payload := withCRC(prefix)
@@ -166,6 +170,7 @@ func TestDecodeMaxLength(t *testing.T) {
 }
 
 func TestEncode(t *testing.T) {
+	t.Parallel()
 	promptPayAID := Field{ID: "00", Value: "A000000677010111"}
 	tests := []struct {
 		name   string
@@ -239,6 +244,7 @@ func inputField(err error) string {
 }
 
 func TestEncodeRejects(t *testing.T) {
+	t.Parallel()
 	format := Field{ID: "00", Value: "01"}
 	tests := []struct {
 		name      string

@@ -16,6 +16,7 @@ func errText(err error) string {
 }
 
 func TestCheckAmount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		amount      string
@@ -51,6 +52,7 @@ func TestCheckAmount(t *testing.T) {
 }
 
 func TestTwoDecimals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		amount  string
 		want    string
@@ -74,6 +76,7 @@ func TestTwoDecimals(t *testing.T) {
 }
 
 func TestCheckText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		s    string
@@ -95,6 +98,7 @@ func TestCheckText(t *testing.T) {
 }
 
 func TestCheckMillis(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		t    time.Time
@@ -114,6 +118,7 @@ func TestCheckMillis(t *testing.T) {
 }
 
 func TestInputErrorIsInvalidInput(t *testing.T) {
+	t.Parallel()
 	_, err := VietQR(VietQRParams{BIN: "1"})
 	if !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("errors.Is(%v, ErrInvalidInput) = false, want true", err)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestVietQRRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   VietQRParams
@@ -55,6 +56,7 @@ func TestVietQRRoundTrip(t *testing.T) {
 }
 
 func TestVietQRRejects(t *testing.T) {
+	t.Parallel()
 	valid := VietQRParams{BIN: "970436", Account: "0011001932418", Amount: "50000"}
 	tests := []struct {
 		name string
@@ -92,6 +94,7 @@ func TestVietQRRejects(t *testing.T) {
 }
 
 func TestParseVietQR(t *testing.T) {
+	t.Parallel()
 	// A VietQR transfer under template 26 instead of 38, as a bank's
 	// merchant code might carry it.
 	under26, err := Encode([]Field{

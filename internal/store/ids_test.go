@@ -16,6 +16,7 @@ import (
 const base36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 func TestRandomIDShape(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 64).Draw(t, "n")
 		id := store.RandomID(n)
@@ -31,6 +32,7 @@ func TestRandomIDShape(t *testing.T) {
 // TestRandomIDUsesWholeAlphabet draws enough characters that a missing or
 // badly skewed character (an off-by-one in the rejection bound) shows.
 func TestRandomIDUsesWholeAlphabet(t *testing.T) {
+	t.Parallel()
 	const draws = 36 * 2000
 	counts := map[rune]int{}
 	for _, r := range store.RandomID(draws) {
@@ -47,6 +49,7 @@ func TestRandomIDUsesWholeAlphabet(t *testing.T) {
 }
 
 func TestRandomDigits(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 40).Draw(t, "n")
 		got := store.RandomDigits(n)
@@ -65,6 +68,7 @@ func TestRandomDigits(t *testing.T) {
 // TestRandomDigitsFirstDigit checks the first digit over many one-digit draws:
 // never 0, and every one of 1–9 turns up.
 func TestRandomDigitsFirstDigit(t *testing.T) {
+	t.Parallel()
 	seen := map[byte]int{}
 	for range 9000 {
 		seen[store.RandomDigits(1)[0]]++
@@ -97,6 +101,7 @@ type brokenResult struct{}
 func (brokenResult) RowsAffected() (int64, error) { return 0, errors.New("no count") }
 
 func TestOneRow(t *testing.T) {
+	t.Parallel()
 	execErr := errors.New("exec failed")
 	tests := []struct {
 		name    string
@@ -151,6 +156,7 @@ func countIDs(t *testing.T, db *store.DB, id string) int {
 }
 
 func TestInsertUnique(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createIDTable(t, db)
@@ -213,6 +219,7 @@ func TestInsertUnique(t *testing.T) {
 }
 
 func TestInsertWithID(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createIDTable(t, db)

@@ -24,6 +24,7 @@ func migrationNames(t *testing.T, d store.Dialect) []string {
 }
 
 func TestMigrationSetsMatch(t *testing.T) {
+	t.Parallel()
 	sqlite, err := store.Migrations(store.SQLite)
 	if err != nil {
 		t.Fatalf("Migrations(sqlite): %v", err)
@@ -59,12 +60,14 @@ func TestMigrationSetsMatch(t *testing.T) {
 }
 
 func TestMigrationsUnknownDialect(t *testing.T) {
+	t.Parallel()
 	if ms, err := store.Migrations("oracle"); err == nil {
 		t.Errorf("Migrations(oracle) = %d migrations, nil error; want an error", len(ms))
 	}
 }
 
 func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db, err := store.Open(ctx, dsn, store.Options{SQLiteSynchronous: "NORMAL"})
@@ -118,6 +121,7 @@ func appliedVersions(t *testing.T, db *store.DB) []int {
 // one empty database at once: every migration must be applied exactly once
 // and none of them may fail.
 func TestMigrateConcurrent(t *testing.T) {
+	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		const processes = 6
 		ctx := context.Background()

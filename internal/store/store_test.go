@@ -13,6 +13,7 @@ import (
 )
 
 func TestOpenRejectsBadDSN(t *testing.T) {
+	t.Parallel()
 	notADir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notADir, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestOpenRejectsBadDSN(t *testing.T) {
 }
 
 func TestOpenDialect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		target         storetest.Target
 		wantDialect    store.Dialect
@@ -76,6 +78,7 @@ func TestOpenDialect(t *testing.T) {
 // TestSQLiteReadPathIsReadOnly checks that the read pool cannot write, so a
 // write that skips the transaction path fails loudly instead of racing the writer.
 func TestSQLiteReadPathIsReadOnly(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, storetest.SQLiteDSN(t))
 	_, err := db.Read().Exec(`CREATE TABLE sneaky (id TEXT)`)
 	if err == nil {
@@ -84,6 +87,7 @@ func TestSQLiteReadPathIsReadOnly(t *testing.T) {
 }
 
 func TestIsUniqueViolation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		err := db.Exec(ctx, func(tx *store.Tx) error {

@@ -36,6 +36,7 @@ func committedRows(t *testing.T, db *store.DB, k string) int {
 }
 
 func TestDo(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createKV(t, db)
@@ -114,6 +115,7 @@ func TestDo(t *testing.T) {
 // TestDoHookOrder checks that a transaction's hooks run in the order they
 // were registered, once each.
 func TestDoHookOrder(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var got []int
 		err := db.Exec(context.Background(), func(tx *store.Tx) error {
@@ -137,6 +139,7 @@ func TestDoHookOrder(t *testing.T) {
 // TestDoRollsBackFailedStatement checks a failed statement rolls back the
 // statements before it in the same transaction, on both databases.
 func TestDoRollsBackFailedStatement(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createKV(t, db)
@@ -157,6 +160,7 @@ func TestDoRollsBackFailedStatement(t *testing.T) {
 }
 
 func TestExecContextCanceled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -169,6 +173,7 @@ func TestExecContextCanceled(t *testing.T) {
 }
 
 func TestTxDB(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var got *store.DB
 		if err := db.Exec(context.Background(), func(tx *store.Tx) error { got = tx.DB(); return nil }); err != nil {
@@ -186,6 +191,7 @@ func TestTxDB(t *testing.T) {
 // hold the only write connection for good). The next write takes the same key,
 // so a leaked transaction blocks it on both databases.
 func TestDoPanicReleasesTransaction(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createKV(t, db)
@@ -225,6 +231,7 @@ func TestDoPanicReleasesTransaction(t *testing.T) {
 // TestLaneChurnNeverStrandsATransaction: lanes come and go as they fall
 // idle; a transaction submitted just as its lane is retiring must still run.
 func TestLaneChurnNeverStrandsATransaction(t *testing.T) {
+	t.Parallel()
 	defer store.SetLaneIdle(time.Microsecond)()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := store.WithLane(context.Background(), "churn")

@@ -161,6 +161,7 @@ func wantPayHeaders(t *testing.T, res *http.Response) {
 // TestPayPage: what each request to /pay/{uuid} answers, with the headers
 // every answer carries.
 func TestPayPage(t *testing.T) {
+	t.Parallel()
 	const id = "11111111-2222-3333-4444-555555555555"
 	tok := fakePayToken(id)
 	page := "/pay/" + id + "?t=" + tok
@@ -242,6 +243,7 @@ func TestPayPage(t *testing.T) {
 // TestPayPageButtonsOnlyWhilePending: the form shows on a pending payin and
 // nowhere else.
 func TestPayPageButtonsOnlyWhilePending(t *testing.T) {
+	t.Parallel()
 	const id = "b"
 	tests := []struct {
 		name string
@@ -266,6 +268,7 @@ func TestPayPageButtonsOnlyWhilePending(t *testing.T) {
 // TestPayPageProduction: without the sandbox there are no buttons, and their
 // POST is not allowed.
 func TestPayPageProduction(t *testing.T) {
+	t.Parallel()
 	const id = "p"
 	page := "/pay/" + id + "?t=" + fakePayToken(id)
 	payins := newFakePayins(gcash(id, true))
@@ -286,6 +289,7 @@ func TestPayPageProduction(t *testing.T) {
 // redirect after the form, so the merchant's return origins are allowed, and
 // nothing but an http(s) origin gets into the header.
 func TestPayPageFormActionNamesReturnPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		params map[string]any
@@ -312,6 +316,7 @@ func TestPayPageFormActionNamesReturnPages(t *testing.T) {
 // TestPayPageRedirectsOnlyToHTTP: a settled payin whose return page is not an
 // http(s) URL keeps the customer here.
 func TestPayPageRedirectsOnlyToHTTP(t *testing.T) {
+	t.Parallel()
 	pi := gcash("j", false)
 	pi.PayinMethodParams = map[string]any{"callback_url": "javascript:alert(1)"}
 	res := servePay(newFakePayins(pi), true, "POST", "/pay/j?t="+fakePayToken("j"), payForm("completed", fakePayToken("j")))
@@ -322,6 +327,7 @@ func TestPayPageRedirectsOnlyToHTTP(t *testing.T) {
 
 // TestPayPageEscapes: the merchant's description is text, never markup.
 func TestPayPageEscapes(t *testing.T) {
+	t.Parallel()
 	pi := gcash("e", true)
 	pi.Description = `<script>alert("x")</script><img src=x onerror=alert(1)>`
 	body := readPayBody(t, servePay(newFakePayins(pi), true, "GET", "/pay/e?t="+fakePayToken("e"), nil))
@@ -335,6 +341,7 @@ func TestPayPageEscapes(t *testing.T) {
 
 // TestPayPageQR: a QR payin's page shows the image and the payload to copy.
 func TestPayPageQR(t *testing.T) {
+	t.Parallel()
 	const id = "q"
 	body := readPayBody(t, servePay(newFakePayins(qris(id)), true, "GET", "/pay/"+id+"?t="+fakePayToken(id), nil))
 	for _, want := range []string{`<img id="qr" src="/pay/q/qr.png?t=tok-q"`, `<code id="qr-string">` + qrPayload + `</code>`, ">100000.00<", ">IDR<", "QRIS"} {
@@ -347,6 +354,7 @@ func TestPayPageQR(t *testing.T) {
 // TestPayQRImage: /pay/{uuid}/qr.png is a PNG of a pending QR payin and 404
 // for everything else.
 func TestPayQRImage(t *testing.T) {
+	t.Parallel()
 	const id = "q"
 	image := "/pay/" + id + "/qr.png?t=" + fakePayToken(id)
 	tests := []struct {
@@ -377,6 +385,7 @@ func TestPayQRImage(t *testing.T) {
 // TestPayQRImageDecodes: the QR image is a real PNG, square, and large
 // enough to scan from a screen.
 func TestPayQRImageDecodes(t *testing.T) {
+	t.Parallel()
 	const id = "q"
 	res := servePay(newFakePayins(qris(id)), true, "GET", "/pay/"+id+"/qr.png?t="+fakePayToken(id), nil)
 	raw := readPayBody(t, res)
@@ -392,6 +401,7 @@ func TestPayQRImageDecodes(t *testing.T) {
 
 // TestPayCSS: the stylesheet the pages link is served as CSS.
 func TestPayCSS(t *testing.T) {
+	t.Parallel()
 	res := servePay(newFakePayins(), true, "GET", "/assets/pay.css", nil)
 	body := readPayBody(t, res)
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/css") || !strings.Contains(body, "main.pay") {

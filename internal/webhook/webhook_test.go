@@ -89,6 +89,7 @@ func status(t *testing.T, d *Dispatcher, merchantID, id string) Delivery {
 }
 
 func TestSignVerifiesWithStandardWebhooks(t *testing.T) {
+	t.Parallel()
 	at := time.Now()
 	body := []byte(`{"uuid":"ABCD1234","status":"received"}`)
 	sig, err := Sign(testSecret, "msg_1", at, body)
@@ -117,6 +118,7 @@ func jsonInt(n int64) string {
 }
 
 func TestPolicyValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		policy  Policy
@@ -154,6 +156,7 @@ func TestPolicyValidate(t *testing.T) {
 // gets three attempts, each signed and carrying the same webhook-id, and the
 // log shows all three.
 func TestRetriesUntilDelivered(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		wh, _ := standardwebhooks.NewWebhook(testSecret)
@@ -215,6 +218,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 // TestRolledBackEventIsNeverSent: an event emitted in a transaction that
 // rolls back leaves nothing behind.
 func TestRolledBackEventIsNeverSent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		var hits atomic.Int64
@@ -246,6 +250,7 @@ func TestRolledBackEventIsNeverSent(t *testing.T) {
 // TestGoneStopsAndScheduleEnds: 410 stops at once; a receiver that always
 // fails is marked failed after the schedule; Resend delivers it later.
 func TestGoneStopsAndScheduleEnds(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		var healthy atomic.Bool
@@ -282,6 +287,7 @@ func TestGoneStopsAndScheduleEnds(t *testing.T) {
 
 // TestRetryAfterIsHonoured: the receiver's Retry-After replaces the schedule's delay.
 func TestRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -307,6 +313,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 // TestProductionRefusesPrivateAddressWhenDialling: a name that resolves to
 // loopback is refused at connect time, whatever validation said.
 func TestProductionRefusesPrivateAddressWhenDialling(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		var hits atomic.Int64
@@ -329,6 +336,7 @@ func TestProductionRefusesPrivateAddressWhenDialling(t *testing.T) {
 // TestManyEventsFlakyReceiver: 1,000 events to a receiver that answers 500
 // to a random 30 % of attempts are all delivered; duplicates are counted.
 func TestManyEventsFlakyReceiver(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		const n = 1000
@@ -384,6 +392,7 @@ func TestManyEventsFlakyReceiver(t *testing.T) {
 // TestSlowEndpointDoesNotStarveOthers: one receiver that hangs holds at most
 // MaxPerEndpoint attempts; events for another receiver keep flowing.
 func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		release := make(chan struct{})
@@ -423,6 +432,7 @@ func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
 // TestTwoDispatchersShareTheOutbox: two processes on one database deliver
 // every event, and never attempt one event at the same time.
 func TestTwoDispatchersShareTheOutbox(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
 		var mu sync.Mutex

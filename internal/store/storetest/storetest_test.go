@@ -10,6 +10,7 @@ import (
 )
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	want := []string{"sqlite"}
 	if os.Getenv(storetest.DSNEnv) != "" {
 		want = append(want, "postgres")
@@ -26,6 +27,7 @@ func TestTargets(t *testing.T) {
 // TestDSNIsFresh checks that two DSNs of one target are two databases: a
 // table made in one is not in the other, and each opens migrated.
 func TestDSNIsFresh(t *testing.T) {
+	t.Parallel()
 	for _, target := range storetest.Targets() {
 		t.Run(target.Name, func(t *testing.T) {
 			ctx := context.Background()
@@ -50,6 +52,7 @@ func TestDSNIsFresh(t *testing.T) {
 }
 
 func TestEachRunsEveryTarget(t *testing.T) {
+	t.Parallel()
 	var got []store.Dialect
 	storetest.Each(t, func(t *testing.T, db *store.DB) { got = append(got, db.Dialect()) })
 	if len(got) != len(storetest.Targets()) || got[0] != store.SQLite {
