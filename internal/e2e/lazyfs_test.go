@@ -281,6 +281,11 @@ type pgCluster struct {
 func needPostgresBinaries(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("initdb"); err == nil {
+		// A symlink on PATH (Debian's /usr/local/bin/initdb) points to the
+		// directory that holds the rest of the server's programs.
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
 		return filepath.Dir(p)
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
@@ -317,14 +322,8 @@ func initPGTemplate(t *testing.T) pgTemplate {
 		t.Fatal(err)
 	}
 	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("the test runs as root and PostgreSQL will not: %v", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		tpl.as = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(tpl.dir, uid, gid); err != nil {
+		tpl.as = postgresUser(t)
+		if err := os.Chown(tpl.dir, int(tpl.as.Uid), int(tpl.as.Gid)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -335,6 +334,19 @@ func initPGTemplate(t *testing.T) pgTemplate {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	return tpl
+}
+
+// postgresUser is the postgres user's credential: PostgreSQL refuses to run
+// as root, so a test running as root runs it as that user.
+func postgresUser(t *testing.T) *syscall.Credential {
+	t.Helper()
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatalf("the test runs as root and PostgreSQL will not: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
 // startPGCluster copies the template onto the disk under fs (the disk

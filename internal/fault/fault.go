@@ -51,6 +51,7 @@ const (
 	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeRateLimited       = "RATE_LIMITED"
 	CodeInternal          = "INTERNAL"
+	CodeUnavailable       = "SERVICE_UNAVAILABLE"
 )
 
 // Error is a domain error with a stable code.

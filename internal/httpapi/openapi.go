@@ -174,6 +174,8 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		{
 			responses["500"] = map[string]any{"description": "Internal error (code INTERNAL, with request_id).",
 				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+			responses["503"] = map[string]any{"description": "The database is unavailable for a moment (restarting, or failing over to its standby): code SERVICE_UNAVAILABLE, with Retry-After; nothing was done, and the request may be retried with the same Idempotency-Key.",
+				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}
 		op["responses"] = responses
 		if doc.Paths[path] == nil {

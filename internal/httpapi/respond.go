@@ -147,6 +147,16 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	id := requestID(r.Context())
+	if store.IsUnavailable(err) && r.Context().Err() == nil {
+		// The database is out of reach (restarting, or failing over to its
+		// standby): nothing was committed, and the request may be retried.
+		a.log.Warn("database unavailable", "request_id", id, "method", r.Method, "path", r.URL.Path, slog.Any("err", err))
+		w.Header().Set("Retry-After", "1")
+		body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: fault.CodeUnavailable,
+			Message: "the database is unavailable for a moment; retry the request (with the same Idempotency-Key)", RequestID: id}})
+		writeBody(w, http.StatusServiceUnavailable, body)
+		return
+	}
 	if r.Context().Err() != nil {
 		// The client went away or the server is stopping; nobody reads this answer.
 		a.log.Info("request cancelled", "request_id", id, "err", err)
