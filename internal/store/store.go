@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -147,10 +148,17 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
+// dsnPassword is the password of a postgres://user:password@… DSN.
+var dsnPassword = regexp.MustCompile(`^(postgres(?:ql)?://[^:/@]*:)[^@]*@`)
+
 // redact hides a password in a connection string before it is logged.
 func redact(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
+	if err != nil {
+		// A multi-host DSN (host1:5432,host2:5432) is no URL to net/url.
+		return dsnPassword.ReplaceAllString(dsn, "${1}xxxxx@")
+	}
+	if u.User == nil {
 		return dsn
 	}
 	if _, ok := u.User.Password(); ok {
