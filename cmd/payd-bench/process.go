@@ -40,6 +40,7 @@ type paydProcess struct {
 	base      string
 	pprofAddr string
 	apps      map[string]app // demo merchant's apps by currency
+	merchant  string         // the demo merchant's id
 }
 
 type app struct {
@@ -49,6 +50,7 @@ type app struct {
 var (
 	listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 	bannerApp = regexp.MustCompile(`^\s+([A-Z]{3})\s+([0-9]{12})\s+(\S+)\s+(sk_\S+)$`)
+	bannerID  = regexp.MustCompile(`created the demo merchant (\S+)\.`)
 )
 
 // startPayd runs `payd serve` on dsn and waits for the listening line and the demo banner.
@@ -69,6 +71,11 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if m := bannerID.FindStringSubmatch(sc.Text()); m != nil {
+				mu.Lock()
+				p.merchant = m[1]
+				mu.Unlock()
+			}
 			if m := bannerApp.FindStringSubmatch(sc.Text()); m != nil {
 				mu.Lock()
 				p.apps[m[1]] = app{account: m[2], id: m[3], secret: m[4]}

@@ -13,11 +13,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"payd/internal/ratelimit"
 )
 
 // dbReport is every measurement on one database.
@@ -124,6 +128,10 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	p.pprofAddr = pprofAddr
 	profile := func(name string) func() { return p.profile(s, db, name) }
 	defer p.stop()
+	// The scenarios measure payd, not the demo merchant's request limits.
+	if err := setLimits(ctx, bin, dsn, p.merchant, ratelimit.MaxRate); err != nil {
+		return dbReport{}, err
+	}
 	pid := p.cmd.Process.Pid
 	c := &client{base: p.base, app: p.apps["IDR"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
 	rep := dbReport{Database: db}
@@ -191,7 +199,14 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	}
 	rep.Results = append(rep.Results, payouts...)
 
-	// 5. Balance reads.
+	// 5. One merchant at its request limit beside another.
+	noisy, err := measureNoisyNeighbour(ctx, s, bin, dsn, c, pid)
+	if err != nil {
+		return dbReport{}, err
+	}
+	rep.Results = append(rep.Results, noisy...)
+
+	// 6. Balance reads.
 	reads := drive(ctx, "balance read", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		status, body, err := c.do(ctx, "GET", "/v2/balances", nil, nil)
 		return false, expectStatus(status, 200, body, err)
@@ -207,6 +222,79 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	rep.References = refs
 	compare(&rep)
 	return rep, nil
+}
+
+// setLimits sets a merchant's write and read rates with the operator command.
+func setLimits(ctx context.Context, bin, dsn, merchantID string, rate int) error {
+	out, err := exec.CommandContext(ctx, bin, "merchant", "limits", "--db", dsn, "--merchant", merchantID,
+		"--write-rate", strconv.Itoa(rate), "--read-rate", strconv.Itoa(rate)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("payd merchant limits: %v: %s", err, out)
+	}
+	return nil
+}
+
+// noisyRate is the noisy merchant's write limit in the neighbour scenario.
+const noisyRate = 100
+
+// measureNoisyNeighbour measures a merchant creating payins at a steady
+// rate, first alone, then while another merchant sends writes as fast as
+// its clients go, far over its limit of noisyRate per second: the first
+// merchant's p99 should not move (refusing the noisy one costs little).
+func measureNoisyNeighbour(ctx context.Context, s settings, bin, dsn string, normal *client, pid int) ([]result, error) {
+	out, err := exec.CommandContext(ctx, bin, "merchant", "create", "--db", dsn, "--name", "Noisy Merchant", "--country", "AU",
+		"--timezone", "Australia/Sydney", "--currencies", "IDR", "--json").Output()
+	if err != nil {
+		return nil, fmt.Errorf("create the noisy merchant: %w", err)
+	}
+	var created struct {
+		MerchantID string `json:"merchant_id"`
+		Accounts   []struct {
+			AccountNumber string `json:"account_number"`
+			AppID         string `json:"app_id"`
+			SecretKey     string `json:"secret_key"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || len(created.Accounts) == 0 {
+		return nil, fmt.Errorf("read the noisy merchant: %v: %s", err, out)
+	}
+	if err := setLimits(ctx, bin, dsn, created.MerchantID, noisyRate); err != nil {
+		return nil, err
+	}
+	a := created.Accounts[0]
+	noisy := &client{base: normal.base, app: app{account: a.AccountNumber, id: a.AppID, secret: a.SecretKey}, http: normal.http}
+	half := max(s.clients/2, 1)
+	const steady = 200 // the normal merchant's payins per second
+	createPayin := func(c *client, ref string) (int, []byte, error) {
+		return c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
+			"payin_method_name": "id_bank_qris_idr", "external_id": ref}, nil)
+	}
+	normalOp := func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := createPayin(normal, fmt.Sprintf("neighbour-%d-%d", cl, i))
+		return false, expectStatus(status, 201, body, err)
+	}
+	alone := drivePaced(ctx, "neighbour alone", half, s.duration, pid, steady, normalOp)
+	alone.Description = fmt.Sprintf("POST /v2/payins offered at %d/s by one merchant, nobody else busy", steady)
+
+	var refused atomic.Int64
+	noisyCtx, stopNoisy := context.WithCancel(ctx)
+	noisyDone := make(chan result, 1)
+	go func() {
+		noisyDone <- drive(noisyCtx, "noisy merchant", half, s.duration+time.Second, pid, func(ctx context.Context, cl, i int) (bool, error) {
+			status, body, err := createPayin(noisy, fmt.Sprintf("noisy-%d-%d", cl, i))
+			if err == nil && status == http.StatusTooManyRequests {
+				refused.Add(1)
+				return false, nil
+			}
+			return false, expectStatus(status, 201, body, err)
+		})
+	}()
+	beside := drivePaced(ctx, "neighbour beside a noisy merchant", half, s.duration, pid, steady, normalOp)
+	stopNoisy()
+	loud := <-noisyDone
+	beside.Description = fmt.Sprintf("the same while another merchant sends payins as fast as %d clients go, over its limit of %d/s", half, noisyRate)
+	loud.Description = fmt.Sprintf("the other merchant: %d of its %d requests refused with 429 (limit %d/s)", refused.Load(), loud.Requests, noisyRate)
+	return []result{alone, beside, loud}, nil
 }
 
 // measureWebhooks sends ping events for the scenario's duration and measures

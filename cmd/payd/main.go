@@ -39,6 +39,7 @@ func commands() []command {
 		{"migrate", "apply database migrations and exit", runMigrate},
 		{"merchant create", "create a merchant with an account and app per currency", runMerchantCreate},
 		{"merchant webhook-secret", "show (or --rotate) a merchant's webhook signing secret", runWebhookSecret},
+		{"merchant limits", "set a merchant's request rate limits (writes and reads per second)", runMerchantLimits},
 		{"app create", "issue a new app-id/secret-key pair for an account", runAppCreate},
 		{"app revoke", "revoke an app and its access tokens", runAppRevoke},
 		{"user create", "add a portal user (password on standard input)", runUserCreate},

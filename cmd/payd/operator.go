@@ -9,6 +9,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
+	"payd/internal/ratelimit"
 	"payd/internal/store"
 )
 
@@ -229,6 +230,46 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 		"approval_hold": acc.ApprovalHold.String(), "methods": acc.Methods, "account_type": acc.AccountType}
 	return output(env.stdout, *asJSON, view, func(w io.Writer) {
 		fmt.Fprintf(w, "%s account %s: approvals %v (hold %s), type %s, methods %s\n", acc.Currency, acc.AccountNumber, acc.Approvals, acc.ApprovalHold, acc.AccountType, methodList(acc.Methods))
+	})
+}
+
+func runMerchantLimits(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "merchant limits")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	write := f.Int64("write-rate", -1, fmt.Sprintf("POST and PUT requests per second (0: the default, %d)", ratelimit.DefaultWriteRate))
+	read := f.Int64("read-rate", -1, fmt.Sprintf("GET requests per second (0: the default, %d)", ratelimit.DefaultReadRate))
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id}); err != nil {
+		return err
+	}
+	var w, r *int64
+	if *write >= 0 {
+		w = write
+	}
+	if *read >= 0 {
+		r = read
+	}
+	_, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	limits, err := ratelimit.SetLimits(ctx, db, *id, w, r)
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, limits, func(out io.Writer) {
+		show := func(v, def int64) string {
+			if v == 0 {
+				return fmt.Sprintf("%d/s (default)", def)
+			}
+			return fmt.Sprintf("%d/s", v)
+		}
+		fmt.Fprintf(out, "merchant %s: writes %s, reads %s\n", *id, show(limits.WriteRate, ratelimit.DefaultWriteRate), show(limits.ReadRate, ratelimit.DefaultReadRate))
 	})
 }
 

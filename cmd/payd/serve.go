@@ -13,6 +13,7 @@ import (
 
 	"payd/internal/httpapi"
 	"payd/internal/merchant"
+	"payd/internal/proxy"
 	"payd/internal/server"
 	"payd/internal/store"
 )
@@ -29,8 +30,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	smtpURL := f.setting("smtp-url", "PAYD_SMTP_URL", "",
 		"mail server for verification emails: smtp://user:password@host:587 (STARTTLS when offered) or smtps://… (TLS from the start)")
 	smtpFrom := f.setting("smtp-from", "PAYD_SMTP_FROM", "", "From address of the emails payd sends (required with --smtp-url)")
+	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
+		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	proxies, err := proxy.ParseTrust(*trusted)
+	if err != nil {
+		return usageError{"--trusted-proxies: " + err.Error()}
 	}
 	schedule, err := parseSchedule(*retries)
 	if err != nil {
@@ -47,7 +54,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
-		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom,
+		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies,
 	})
 	if err != nil {
 		return err

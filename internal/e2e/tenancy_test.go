@@ -390,6 +390,9 @@ func comparableAnswer(r response, swap *strings.Replacer) string {
 	h := r.Header.Clone()
 	h.Del("X-Request-Id")
 	h.Del("Date")
+	// The caller's rate-limit budget changes with every request it makes.
+	h.Del("RateLimit-Remaining")
+	h.Del("RateLimit-Reset")
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d\n", r.Status)
 	for _, k := range slices.Sorted(maps.Keys(h)) {

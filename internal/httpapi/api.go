@@ -24,6 +24,8 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/proxy"
+	"payd/internal/ratelimit"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -55,6 +57,9 @@ type Deps struct {
 	Contacts      *contact.Service
 	Payins        *payin.Service
 	Payouts       *payout.Service
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
+	// Forwarded headers name the client (none by default).
+	TrustedProxies proxy.Trust
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -65,9 +70,12 @@ type API struct {
 	log     *slog.Logger
 	metrics *Metrics
 	keeper  *idempotency.Keeper
-	limiter *authLimiter
-	routes  []route
-	mux     *http.ServeMux
+	// throttle answers repeated authentication failures; limiter holds
+	// each merchant to its request rates.
+	throttle *ratelimit.Throttle
+	limiter  *ratelimit.Limiter
+	routes   []route
+	mux      *http.ServeMux
 
 	zonesMu sync.Mutex
 	zones   map[string]*time.Location
@@ -78,7 +86,7 @@ type API struct {
 
 // New builds the API and its routes.
 func New(d Deps) *API {
-	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), limiter: newAuthLimiter(),
+	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), throttle: ratelimit.NewThrottle(d.DB, d.Clock), limiter: ratelimit.NewLimiter(d.DB, d.Clock),
 		mux: http.NewServeMux(), zones: map[string]*time.Location{}}
 	for _, rt := range a.table() {
 		if rt.sandboxOnly && d.Env != Sandbox {

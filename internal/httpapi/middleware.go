@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"payd/internal/fault"
 	"payd/internal/idempotency"
 	"payd/internal/merchant"
+	"payd/internal/ratelimit"
 	"payd/internal/store"
 )
 
@@ -23,6 +25,7 @@ const (
 	keyRequestID ctxKey = iota
 	keyPrincipal
 	keyClaim
+	keyClient
 )
 
 func requestID(ctx context.Context) string {
@@ -34,6 +37,13 @@ func requestID(ctx context.Context) string {
 func principal(r *http.Request) merchant.Principal {
 	p, _ := r.Context().Value(keyPrincipal).(merchant.Principal)
 	return p
+}
+
+// clientOf is the request's client address: the connection's peer, or the
+// client a trusted proxy names.
+func clientOf(r *http.Request) netip.Addr {
+	a, _ := r.Context().Value(keyClient).(netip.Addr)
+	return a
 }
 
 func claimOf(r *http.Request) *idempotency.Claim {
@@ -81,7 +91,9 @@ func (a *API) outer(next http.Handler) http.Handler {
 			id = "req_" + store.RandomID(16)
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		client := a.TrustedProxies.Client(r)
+		ctx := context.WithValue(r.Context(), keyRequestID, id)
+		r = r.WithContext(context.WithValue(ctx, keyClient, client))
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
@@ -100,7 +112,7 @@ func (a *API) outer(next http.Handler) http.Handler {
 			took := time.Since(started)
 			a.metrics.observeRequest(route, rec.status, took)
 			a.log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "route", route,
-				"status", rec.status, "duration_ms", float64(took.Microseconds())/1000, "remote", r.RemoteAddr)
+				"status", rec.status, "duration_ms", float64(took.Microseconds())/1000, "client", client.String(), "remote", r.RemoteAddr)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -119,33 +131,76 @@ const (
 	authTokenHeader
 )
 
-// authenticate runs the route's authentication and puts the principal in the context.
+// authenticate runs the route's authentication and puts the principal in
+// the context. A failure is counted by the throttle, which slows and then
+// refuses a client that keeps failing; valid credentials are never refused
+// by it. An authenticated request then takes one request from its
+// merchant's bucket (writes and reads apart), and is refused with 429 when
+// that is empty.
 func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFunc {
 	if mode == authNone {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		ip := clientIP(r)
-		if wait, refused := a.limiter.check(ip); refused {
-			w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-			a.fail(w, r, fault.New(fault.RateLimited, fault.CodeRateLimited, "too many failed authentication attempts; retry later"))
-			return
-		}
 		p, err := a.credentials(r, mode)
 		if err != nil {
 			if fault.Is(err, fault.CodeRequireLogin) {
-				if delay := a.limiter.failed(ip); delay > 0 {
-					select {
-					case <-time.After(delay):
-					case <-r.Context().Done():
-					}
-				}
+				err = a.authFailed(w, r, err)
 			}
 			a.fail(w, r, err)
 			return
 		}
+		d, err := a.limiter.Take(r.Context(), p.MerchantID, kindOf(r.Method))
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
+		h.Set("RateLimit-Remaining", strconv.FormatInt(d.Remaining, 10))
+		h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
+		if !d.Allowed {
+			h.Set("Retry-After", strconv.Itoa(seconds(d.RetryAfter)))
+			a.fail(w, r, fault.New(fault.RateLimited, fault.CodeRateLimited,
+				"this merchant's request rate limit is reached; retry after the Retry-After seconds"))
+			return
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), keyPrincipal, p)))
 	}
+}
+
+// authFailed counts a failed authentication and returns the error to
+// answer: the 401, held back while the client keeps failing, or a 429 once
+// it has failed too often.
+func (a *API) authFailed(w http.ResponseWriter, r *http.Request, unauthenticated error) error {
+	v, err := a.throttle.Failed(r.Context(), clientOf(r).String(), r.Header.Get("app-id"))
+	if err != nil {
+		return err
+	}
+	if v.Refused {
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(v.RetryAfter)))
+		return fault.New(fault.RateLimited, fault.CodeRateLimited, "too many failed authentication attempts; retry later")
+	}
+	if v.Delay > 0 {
+		select {
+		case <-time.After(v.Delay):
+		case <-r.Context().Done():
+		}
+	}
+	return unauthenticated
+}
+
+// kindOf says which of a merchant's buckets a request draws on.
+func kindOf(method string) ratelimit.Kind {
+	if method == http.MethodGet || method == http.MethodHead {
+		return ratelimit.Read
+	}
+	return ratelimit.Write
+}
+
+// seconds rounds d up to whole seconds, at least one, for Retry-After.
+func seconds(d time.Duration) int {
+	return max(int((d+time.Second-1)/time.Second), 1)
 }
 
 func (a *API) credentials(r *http.Request, mode authMode) (merchant.Principal, error) {

@@ -22,6 +22,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/proxy"
 	"payd/internal/rail"
 	"payd/internal/store"
 	"payd/internal/web"
@@ -46,6 +47,9 @@ type Config struct {
 	// (smtp://user:password@host:587, smtps:// for TLS from the start), from
 	// the address SMTPFrom.
 	SMTPURL, SMTPFrom string
+	// TrustedProxies are the reverse proxies whose forwarding headers name
+	// the client (--trusted-proxies); none by default.
+	TrustedProxies proxy.Trust
 }
 
 // Server is a running payd's parts.
@@ -133,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
 	})
 	return s, nil
 }
