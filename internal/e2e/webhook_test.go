@@ -252,7 +252,10 @@ func TestWebhooksSurviveKill(t *testing.T) {
 	}
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		recv := newHookReceiver(t, false)
-		first := startProcess(t, dsn)
+		// Retries a second apart: however long the 100 requests take on a
+		// busy machine, no event waits minutes for its next attempt.
+		schedule := []string{"--webhook-retry-schedule", "1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s"}
+		first := startProcess(t, dsn, schedule...)
 		m := first.demoAUD(t)
 		client := &payd{t: t, base: first.base}
 		var committed []string
@@ -267,7 +270,7 @@ func TestWebhooksSurviveKill(t *testing.T) {
 		}
 		first.cmd.Wait()
 		recv.healthy.Store(true)
-		startProcess(t, dsn)
+		startProcess(t, dsn, schedule...)
 		waitUntil(t, "every committed event delivered after restart", 90*time.Second, func() bool {
 			for _, id := range committed {
 				if recv.count(id) == 0 {

@@ -115,7 +115,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	params.Add("_pragma", "foreign_keys(1)")
 	writeParams := cloneValues(params)
 	writeParams.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite", "file:"+path+"?"+writeParams.Encode())
+	write, err := sql.Open("sqlite", sqliteURI(path, writeParams))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -126,7 +126,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 
 	readParams := cloneValues(params)
 	readParams.Add("_pragma", "query_only(1)")
-	read, err := sql.Open("sqlite", "file:"+path+"?"+readParams.Encode())
+	read, err := sql.Open("sqlite", sqliteURI(path, readParams))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -146,6 +146,16 @@ func cloneValues(v url.Values) url.Values {
 		out[k] = append([]string(nil), vs...)
 	}
 	return out
+}
+
+// uriPath escapes what a SQLite URI filename would read otherwise: "?"
+// starts its parameters, "#" a fragment and "%" an escape, so a file
+// named with them would silently be another file.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// sqliteURI is the file: URI of path with the connection's parameters.
+func sqliteURI(path string, params url.Values) string {
+	return "file:" + uriPath.Replace(path) + "?" + params.Encode()
 }
 
 // dsnPassword is the password of a postgres://user:password@… DSN.

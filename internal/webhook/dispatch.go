@@ -126,8 +126,18 @@ type claimed struct {
 func (d *Dispatcher) Run(ctx context.Context) {
 	ticker := time.NewTicker(d.PollInterval)
 	defer ticker.Stop()
+	records := make(chan recording, d.MaxInFlight)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.recorder(context.WithoutCancel(ctx), records)
+	}()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		wg.Wait()
+		close(records)
+		<-recorded
+	}()
 	for ctx.Err() == nil {
 		free, saturated := d.capacity()
 		var evs []claimed
@@ -142,7 +152,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.start(ev.endpoint)
 			wg.Go(func() {
 				defer d.finish(ev.endpoint)
-				d.attempt(ctx, ev)
+				d.attempt(ctx, ev, records)
 			})
 		}
 		if len(evs) > 0 && len(evs) == free {
@@ -229,10 +239,17 @@ func (d *Dispatcher) claim(ctx context.Context, n int, saturated []string) ([]cl
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		for _, c := range out {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = $1 WHERE id = $2`, now+d.Lease.Milliseconds(), c.id); err != nil {
-				return nil, fmt.Errorf("claim webhook event: %w", err)
-			}
+		if len(out) == 0 {
+			return nil, nil
+		}
+		lease := []any{now + d.Lease.Milliseconds()}
+		marks := make([]string, len(out))
+		for i, c := range out {
+			lease = append(lease, c.id)
+			marks[i] = "$" + strconv.Itoa(i+2)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`, lease...); err != nil {
+			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
 		return out, nil
 	})
@@ -251,7 +268,7 @@ func (o outcome) delivered() bool { return o.err == "" && o.statusCode >= 200 &&
 // maxRetryAfter bounds a receiver's Retry-After.
 const maxRetryAfter = 24 * time.Hour
 
-func (d *Dispatcher) attempt(ctx context.Context, ev claimed) {
+func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- recording) {
 	started := d.clock.Now()
 	o := d.send(ctx, ev, started)
 	if ctx.Err() != nil {
@@ -262,12 +279,63 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed) {
 		})
 		return
 	}
-	result, err := d.record(context.WithoutCancel(ctx), ev, started, o)
-	if err != nil {
+	// The event stays leased to this process until its attempt is recorded.
+	rec := recording{ev: ev, started: started, o: o, done: make(chan error, 1)}
+	records <- rec
+	if err := <-rec.done; err != nil {
 		d.log.Error("record webhook attempt", "event_id", ev.id, "err", err)
-		return
 	}
-	d.observe(result, o.latency)
+}
+
+// recording is an attempt's outcome on its way to the database.
+type recording struct {
+	ev      claimed
+	started time.Time
+	o       outcome
+	done    chan error
+}
+
+// maxRecordBatch bounds how many attempts one transaction records.
+const maxRecordBatch = 256
+
+// recorder writes attempts as they finish, all those waiting in one
+// transaction: a commit per batch rather than per attempt keeps the
+// deliveries' bookkeeping off the critical path when many are in flight.
+// A batch that fails is written again one attempt at a time, so that one
+// bad record cannot hold back the others.
+func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
+	for first := range in {
+		batch := []recording{first}
+	fill:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		results, err := d.record(ctx, batch)
+		if err != nil && len(batch) > 1 {
+			for _, r := range batch {
+				one, err := d.record(ctx, []recording{r})
+				r.done <- err
+				if err == nil {
+					d.observe(one[0], r.o.latency)
+				}
+			}
+			continue
+		}
+		for i, r := range batch {
+			r.done <- err
+			if err == nil {
+				d.observe(results[i], r.o.latency)
+			}
+		}
+	}
 }
 
 func (d *Dispatcher) send(ctx context.Context, ev claimed, at time.Time) outcome {
@@ -323,55 +391,76 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// record writes the attempt to the log and the event's next state, and
-// returns the outcome's name.
-func (d *Dispatcher) record(ctx context.Context, ev claimed, started time.Time, o outcome) (string, error) {
+// record writes each attempt to the log and its event's next state, in one
+// transaction, and returns the outcomes' names.
+func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, error) {
+	now := d.clock.Now()
+	rows := make([]attemptRow, len(batch))
+	results := make([]string, len(batch))
+	for i, r := range batch {
+		rows[i], results[i] = d.next(r, now)
+	}
+	err := d.db.Exec(ctx, func(tx *store.Tx) error {
+		for _, a := range rows {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, attempt, started_at, status_code, latency_ms, error)
+				VALUES ($1, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $1), $2, $3, $4, $5)`,
+				a.eventID, a.started, a.code, a.latencyMS, a.errText); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
+				locked_until = NULL, last_error = $3, delivered_at = COALESCE($4, delivered_at), updated_at = $5 WHERE id = $6`,
+				string(a.status), a.next, a.errText, a.deliveredAt, now.UnixMilli(), a.eventID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return results, err
+}
+
+// attemptRow is what recording one attempt writes.
+type attemptRow struct {
+	eventID            string
+	started, latencyMS int64
+	code, errText      any
+	status             Status
+	next, deliveredAt  any
+}
+
+// next decides an attempt's consequence: delivered, failed for good, or a
+// retry after the schedule's delay (or the receiver's Retry-After).
+func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
+	ev, o := r.ev, r.o
 	result := "retry"
-	var next any
-	status := Pending
+	a := attemptRow{eventID: ev.id, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
 	lastErr := o.err
 	switch {
 	case o.delivered():
-		result, status = "delivered", Delivered
+		result, a.status = "delivered", Delivered
 	case o.statusCode == http.StatusGone:
-		result, status, lastErr = "failed", Failed, "the receiver answered 410 Gone: no more attempts"
+		result, a.status, lastErr = "failed", Failed, "the receiver answered 410 Gone: no more attempts"
 	case ev.attempts+1 > len(d.Schedule):
-		result, status = "failed", Failed
+		result, a.status = "failed", Failed
 	default:
 		delay := jitter(d.Schedule[ev.attempts])
 		if o.retryAfter > 0 {
 			delay = o.retryAfter
 		}
-		next = d.clock.Now().Add(delay).UnixMilli()
+		a.next = now.Add(delay).UnixMilli()
 	}
 	if lastErr == "" && !o.delivered() {
 		lastErr = "the receiver answered " + strconv.Itoa(o.statusCode)
 	}
-	var code any
 	if o.statusCode != 0 {
-		code = o.statusCode
+		a.code = o.statusCode
 	}
-	var errText any
 	if !o.delivered() {
-		errText = truncate(lastErr, 500)
+		a.errText = truncate(lastErr, 500)
 	}
-	now := d.clock.Now().UnixMilli()
-	var deliveredAt any
-	if status == Delivered {
-		deliveredAt = now
+	if a.status == Delivered {
+		a.deliveredAt = now.UnixMilli()
 	}
-	err := d.db.Exec(ctx, func(tx *store.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, attempt, started_at, status_code, latency_ms, error)
-			VALUES ($1, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $1), $2, $3, $4, $5)`,
-			ev.id, started.UnixMilli(), code, o.latency.Milliseconds(), errText); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
-			locked_until = NULL, last_error = $3, delivered_at = COALESCE($4, delivered_at), updated_at = $5 WHERE id = $6`,
-			string(status), next, errText, deliveredAt, now, ev.id)
-		return err
-	})
-	return result, err
+	return a, result
 }
 
 // jitter spreads a delay by ±10 % so retries of many events do not arrive together.
