@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,7 +127,7 @@ type claimed struct {
 func (d *Dispatcher) Run(ctx context.Context) {
 	ticker := time.NewTicker(d.PollInterval)
 	defer ticker.Stop()
-	records := make(chan recording, d.MaxInFlight)
+	records := make(chan recording, recordQueue)
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
@@ -279,12 +280,10 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- rec
 		})
 		return
 	}
-	// The event stays leased to this process until its attempt is recorded.
-	rec := recording{ev: ev, started: started, o: o, done: make(chan error, 1)}
-	records <- rec
-	if err := <-rec.done; err != nil {
-		d.log.Error("record webhook attempt", "event_id", ev.id, "err", err)
-	}
+	// The attempt's slot is free once the receiver has answered; the event
+	// stays leased to this process until the recorder has written the
+	// outcome, so no other attempt of it starts before.
+	records <- recording{ev: ev, started: started, o: o}
 }
 
 // recording is an attempt's outcome on its way to the database.
@@ -292,8 +291,11 @@ type recording struct {
 	ev      claimed
 	started time.Time
 	o       outcome
-	done    chan error
 }
+
+// recordQueue bounds the outcomes waiting to be written; past it, attempts
+// wait (back pressure on a database that falls behind).
+const recordQueue = 1024
 
 // maxRecordBatch bounds how many attempts one transaction records.
 const maxRecordBatch = 256
@@ -302,7 +304,8 @@ const maxRecordBatch = 256
 // transaction: a commit per batch rather than per attempt keeps the
 // deliveries' bookkeeping off the critical path when many are in flight.
 // A batch that fails is written again one attempt at a time, so that one
-// bad record cannot hold back the others.
+// bad record cannot hold back the others; an attempt that cannot be
+// recorded is retried when its lease ends.
 func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
 	for first := range in {
 		batch := []recording{first}
@@ -318,23 +321,25 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
 				break fill
 			}
 		}
-		results, err := d.record(ctx, batch)
-		if err != nil && len(batch) > 1 {
-			for _, r := range batch {
-				one, err := d.record(ctx, []recording{r})
-				r.done <- err
-				if err == nil {
-					d.observe(one[0], r.o.latency)
-				}
-			}
+		if results, err := d.record(ctx, batch); err == nil {
+			d.observeAll(batch, results)
 			continue
 		}
-		for i, r := range batch {
-			r.done <- err
-			if err == nil {
-				d.observe(results[i], r.o.latency)
+		for _, r := range batch {
+			one := []recording{r}
+			results, err := d.record(ctx, one)
+			if err != nil {
+				d.log.Error("record webhook attempt", "event_id", r.ev.id, "err", err)
+				continue
 			}
+			d.observeAll(one, results)
 		}
+	}
+}
+
+func (d *Dispatcher) observeAll(batch []recording, results []string) {
+	for i, r := range batch {
+		d.observe(results[i], r.o.latency)
 	}
 }
 
@@ -391,25 +396,56 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// attemptsPerStatement bounds the rows of one statement (and so its parameters).
+const attemptsPerStatement = 100
+
 // record writes each attempt to the log and its event's next state, in one
-// transaction, and returns the outcomes' names.
+// transaction, and returns the outcomes' names. The attempts go in
+// multi-row inserts, the deliveries (the common outcome) in one update.
 func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, error) {
 	now := d.clock.Now()
 	rows := make([]attemptRow, len(batch))
 	results := make([]string, len(batch))
+	var delivered []any
 	for i, r := range batch {
 		rows[i], results[i] = d.next(r, now)
+		if rows[i].status == Delivered {
+			delivered = append(delivered, rows[i].eventID)
+		}
 	}
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
-		for _, a := range rows {
+		for chunk := range slices.Chunk(rows, attemptsPerStatement) {
+			values := make([]string, len(chunk))
+			args := make([]any, 0, 5*len(chunk))
+			for i, a := range chunk {
+				n := len(args)
+				values[i] = fmt.Sprintf("($%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $%d), $%d, $%d, $%d, $%d)",
+					n+1, n+1, n+2, n+3, n+4, n+5)
+				args = append(args, a.eventID, a.started, a.code, a.latencyMS, a.errText)
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, attempt, started_at, status_code, latency_ms, error)
-				VALUES ($1, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $1), $2, $3, $4, $5)`,
-				a.eventID, a.started, a.code, a.latencyMS, a.errText); err != nil {
+				VALUES `+strings.Join(values, ", "), args...); err != nil {
 				return err
 			}
+		}
+		for chunk := range slices.Chunk(delivered, attemptsPerStatement) {
+			marks := make([]string, len(chunk))
+			for i := range chunk {
+				marks[i] = "$" + strconv.Itoa(i+2)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
+				locked_until = NULL, last_error = NULL, delivered_at = $1, updated_at = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`,
+				append([]any{now.UnixMilli()}, chunk...)...); err != nil {
+				return err
+			}
+		}
+		for _, a := range rows {
+			if a.status == Delivered {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
-				locked_until = NULL, last_error = $3, delivered_at = COALESCE($4, delivered_at), updated_at = $5 WHERE id = $6`,
-				string(a.status), a.next, a.errText, a.deliveredAt, now.UnixMilli(), a.eventID); err != nil {
+				locked_until = NULL, last_error = $3, updated_at = $4 WHERE id = $5`,
+				string(a.status), a.next, a.errText, now.UnixMilli(), a.eventID); err != nil {
 				return err
 			}
 		}
@@ -424,7 +460,7 @@ type attemptRow struct {
 	started, latencyMS int64
 	code, errText      any
 	status             Status
-	next, deliveredAt  any
+	next               any
 }
 
 // next decides an attempt's consequence: delivered, failed for good, or a
@@ -456,9 +492,6 @@ func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	}
 	if !o.delivered() {
 		a.errText = truncate(lastErr, 500)
-	}
-	if a.status == Delivered {
-		a.deliveredAt = now.UnixMilli()
 	}
 	return a, result
 }
