@@ -37,6 +37,7 @@ var countedTables = []string{
 	"webhook_events", "webhook_attempts",
 	"contacts", "customers", "kyc_submissions", "kyc_documents", "verification_messages", "verification_tokens",
 	"jobs", "idempotency_keys",
+	"payids", "payment_requests", "static_payids", "static_payid_payments",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

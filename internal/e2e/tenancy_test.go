@@ -31,6 +31,11 @@ type tenantRecords struct {
 	// v1PayoutID (an integer, too short to swap in bodies) and v1PayoutUUID are held too.
 	v1PayoutID, v1PayoutUUID, v1ExternalID string
 	pingID, pingUUID                       string
+	// PayID: a pending request (its integer id too short to swap) and a
+	// received one, and a static PayID with one payment.
+	requestID, requestPayID, receivedRequestID string
+	requestExternalID                          string
+	staticPayID, staticCustomerID              string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
@@ -39,7 +44,8 @@ type tenantRecords struct {
 // identifiers are A's identifiers that no answer to B may contain.
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
-		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID}
+		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -76,6 +82,18 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	v1 := p.post("/v1/payouts", aud, v1Body(a.v1ExternalID, v1Tx("Jane", "10", v1PayID)))
 	want(t, v1, 201)
 	a.v1PayoutID, a.v1PayoutUUID = v1.JSON(t)["id"].(json.Number).String(), str(v1.JSON(t), "uuid")
+	a.requestExternalID = "a-payid-order-1"
+	pending := p.payidRequest(aud, map[string]any{"amount": "20.00", "external_id": a.requestExternalID})
+	a.requestID, a.requestPayID = num(pending, "id"), str(pending, "request_payid")
+	paid := p.payidRequest(aud, map[string]any{"amount": "20.00"})
+	a.receivedRequestID = num(paid, "id")
+	want(t, p.payInto(aud, str(paid, "request_payid"), "20.00", "PAYER"), 200)
+	a.staticCustomerID = "a-static-cus-1"
+	static := p.post("/v1/customers/create_static_open_payid", aud, map[string]any{"name": "Alice", "email": a.customerEmail, "external_id": a.staticCustomerID})
+	want(t, static, 201)
+	a.staticPayID = str(static.JSON(t), "static_payid")
+	want(t, p.payInto(aud, a.staticPayID, "21.00", "ALICE"), 200)
+	p.runDue(aud)
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -246,6 +264,21 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 			status: 422, code: "INSUFFICIENT_FUNDS"},
 		{name: "payout with A's external_id (B has no funds)", method: "POST", path: "/v2/payouts", as: "AUD",
 			body: with(payoutBody("AUD", "au_bank_aud", "10", bsbOK), map[string]any{"external_id": a.payoutExternalID}), status: 422, code: "INSUFFICIENT_FUNDS"},
+
+		{name: "payment request status by A's id", method: "GET", path: "/v1/payment_requests/status?id=" + a.requestID, as: "AUD", status: 404, code: nf},
+		{name: "payment request status by A's PayID", method: "GET", path: "/v1/payment_requests/status?payid=" + queryEscape(a.requestPayID), as: "AUD", status: 404, code: nf},
+		{name: "payment request detail by A's PayID", method: "GET", path: "/v1/payment_requests/detail?payid=" + queryEscape(a.requestPayID), as: "AUD", status: 404, code: nf},
+		{name: "cancel A's request by id", method: "POST", path: "/v1/payment_requests/cancel_payid", as: "AUD", body: map[string]any{"id": json.Number(a.requestID)}, status: 404, code: nf},
+		{name: "cancel A's request by PayID", method: "POST", path: "/v1/payment_requests/cancel_payid", as: "AUD", body: map[string]any{"payid": a.requestPayID}, status: 404, code: nf},
+		{name: "return A's received request", method: "POST", path: "/v1/payment_requests/return", as: "AUD", body: map[string]any{"id": json.Number(a.receivedRequestID), "reason": "not mine to return"}, status: 404, code: nf},
+		{name: "pay into A's request PayID", method: "POST", path: "/v1/payment_requests/simulate_payment", as: "AUD", body: map[string]any{"payid": a.requestPayID, "amount": "20.00"}, status: 404, code: nf},
+		{name: "pay into A's static PayID", method: "POST", path: "/v1/payment_requests/simulate_payment", as: "AUD", body: map[string]any{"payid": a.staticPayID, "amount": "20.00"}, status: 404, code: nf},
+		{name: "payment request with A's external_id", method: "POST", path: "/v1/merchants/create_payment", as: "AUD", body: map[string]any{"amount": "20.00", "external_id": a.requestExternalID}, status: 201},
+		{name: "static PayID for A's customer id and email", method: "POST", path: "/v1/customers/create_static_open_payid", as: "AUD",
+			body: map[string]any{"name": "Bob", "email": a.customerEmail, "external_id": a.staticCustomerID}, status: 201},
+		{name: "static PayIDs by A's customer id", method: "GET", path: "/v1/customers/get_static_open_payids?customer_id=" + a.staticCustomerID, as: "AUD", status: 200},
+		{name: "static PayIDs by A's PayID", method: "GET", path: "/v1/customers/get_static_open_payids?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
+		{name: "static PayID payments by A's PayID", method: "GET", path: "/v1/customers/static_payid_payments?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
@@ -488,7 +521,8 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 			for _, cur := range tenancyCurrencies {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
-					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all"} {
+					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all", "/v1/payment_requests",
+					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)

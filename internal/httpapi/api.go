@@ -22,6 +22,7 @@ import (
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
+	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
 	"payd/internal/proxy"
@@ -57,6 +58,7 @@ type Deps struct {
 	Contacts      *contact.Service
 	Payins        *payin.Service
 	Payouts       *payout.Service
+	PayIDs        *payid.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -222,6 +224,7 @@ func (a *API) table() []route {
 	out = append(out, a.payinRoutes()...)
 	out = append(out, a.payoutRoutes()...)
 	out = append(out, a.payoutV1Routes()...)
+	out = append(out, a.payidRoutes()...)
 	return out
 }
 

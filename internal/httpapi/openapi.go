@@ -11,6 +11,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/money"
+	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
 	"payd/internal/webhook"
@@ -66,6 +67,10 @@ var events = []event{
 	{[]string{"payout_transaction.done", "payout_transaction.failed"},
 		"One transaction of a payout settled: the body carries that transaction and its payout's ids, not the whole batch.", []any{payout.TransactionEvent{}}},
 	{[]string{"kyc.pending", "kyc.approved", "kyc.failed"}, "A contact's KYC status changed.", []any{contact.Contact{}}},
+	{[]string{"payment_request.pending", "payment_request.received", "payment_request.expired", "payment_request.return_pending",
+		"payment_request.return_received", "payment_request.return_expired", "payment_request.return_rejected"},
+		"A one-time PayID payment request was created or changed status (to its payment_request_notification).", []any{payid.PaymentRequest{}}},
+	{[]string{"static_payid.payment"}, "A payment arrived in a static open PayID (to its customer_notification).", []any{payid.StaticPayment{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }
 

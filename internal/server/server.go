@@ -20,6 +20,7 @@ import (
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
+	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
 	"payd/internal/proxy"
@@ -63,6 +64,7 @@ type Server struct {
 	Contacts  *contact.Service
 	Payins    *payin.Service
 	Payouts   *payout.Service
+	PayIDs    *payid.Service
 	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
@@ -132,12 +134,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: nil})
+	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
 	})
 	return s, nil
 }

@@ -1,0 +1,151 @@
+// Package payid is AUD PayID (CONTRACT §9): one-time payment requests, each
+// with a PayID of its own that the customer pays from any banking app, and
+// static open PayIDs that a customer keeps. Payments arrive from the New
+// Payments Platform (in the sandbox, from POST
+// /v1/payment_requests/simulate_payment) through Receive; money lands in the
+// ledger as payins' does (incoming, then available less the fee), wrong
+// amounts are sent back, and the merchant hears of every change by webhook.
+package payid
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/payin"
+	"payd/internal/store"
+	"payd/internal/webhook"
+)
+
+// Status of a payment request (CONTRACT §9).
+type Status string
+
+const (
+	Pending        Status = "pending"
+	Received       Status = "received"
+	Expired        Status = "expired"
+	ReturnPending  Status = "return_pending"
+	ReturnReceived Status = "return_received"
+	ReturnExpired  Status = "return_expired"
+	ReturnRejected Status = "return_rejected"
+)
+
+// Error codes of the PayID rules.
+const (
+	CodeDeregistered  = "PAYID_DEREGISTERED"
+	CodeAlreadyExists = "ALREADY_EXISTS"
+)
+
+// currency is the only currency of PayID.
+const currency = "AUD"
+
+// aud is the currency's definition.
+var aud = func() money.Currency {
+	c, err := money.Lookup(currency)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// method is the payin method whose limits and fee a PayID payment takes:
+// one rule for PayID money, wherever it comes in.
+const method = "au_payid_npp_aud"
+
+// Job kinds.
+const (
+	jobExpire      = "payid.expire"
+	jobClear       = "payid.clear"
+	jobReturn      = "payid.return"
+	jobStaticClear = "payid.static_clear"
+)
+
+// Service runs PayID requests and static PayIDs.
+type Service struct {
+	db       *store.DB
+	queue    *job.Queue
+	clock    merchant.Clock
+	log      *slog.Logger
+	webhooks *webhook.Dispatcher
+	policy   webhook.Policy
+	// ReturnDelay is how long the payer's bank takes to accept a return
+	// (the sandbox's answer).
+	ReturnDelay time.Duration
+}
+
+// Deps are what a Service needs.
+type Deps struct {
+	DB       *store.DB
+	Queue    *job.Queue
+	Clock    merchant.Clock
+	Log      *slog.Logger
+	Webhooks *webhook.Dispatcher
+	Policy   webhook.Policy
+}
+
+// NewService returns the service and registers its jobs.
+func NewService(d Deps) *Service {
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, ReturnDelay: 5 * time.Second}
+	d.Queue.Handle(jobExpire, s.expireJob)
+	d.Queue.Handle(jobClear, s.clearJob)
+	d.Queue.Handle(jobReturn, s.returnJob)
+	d.Queue.Handle(jobStaticClear, s.staticClearJob)
+	return s
+}
+
+// limits are the method's bounds and fee.
+func limits() payin.Method {
+	m, err := payin.Lookup(method)
+	if err != nil {
+		panic(err) // the catalogue is checked at start; a missing method is a build error
+	}
+	return m
+}
+
+// domainOf is the merchant's PayID domain: every PayID payd hands out for
+// the merchant is an address under it.
+func domainOf(merchantID string) string {
+	return strings.ToLower(merchantID) + ".payid.payd.dev"
+}
+
+// newLocal makes the random part of a PayID: 10 characters of a-z and 2-7.
+func newLocal() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	b := make([]byte, 10)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// claimPayID inserts a new PayID of kind for ref into the registry; make
+// proposes candidates until one is free.
+func claimPayID(ctx context.Context, tx *store.Tx, merchantID, kind string, ref int64, make func() string, now time.Time) (string, error) {
+	return store.InsertUnique(ctx, make, func(id string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payids (payid, merchant_id, kind, ref_id, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payid) DO NOTHING`, id, merchantID, kind, ref, now.UnixMilli()))
+	})
+}
+
+// deregister ends a one-time PayID: the payer's bank can no longer resolve it.
+func deregister(ctx context.Context, tx *store.Tx, payid string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE payids SET deregistered_at = $1 WHERE payid = $2 AND deregistered_at IS NULL`, now.UnixMilli(), payid)
+	if err != nil {
+		return fmt.Errorf("deregister %s: %w", payid, err)
+	}
+	return nil
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func notFound(what string) error { return fault.NotFoundf("no %s", what) }

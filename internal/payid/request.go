@@ -1,0 +1,478 @@
+package payid
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/param"
+	"payd/internal/store"
+	"payd/internal/webhook"
+)
+
+// CreateRequest is the body of POST /v1/merchants/create_payment.
+type CreateRequest struct {
+	Name                       string         `json:"name,omitempty" doc:"The customer's name, at most 200 characters." example:"Jane Payer"`
+	GST                        bool           `json:"gst,omitempty" doc:"true only for AU merchants: adds 10 % GST to amount."`
+	Amount                     money.Input    `json:"amount" required:"true" doc:"AUD with at most 2 decimals, within au_payid_npp_aud's limits (20.00 to 10,000.00)." example:"125.50"`
+	Description                string         `json:"description,omitempty" doc:"Shown to the customer, at most 255 characters." example:"Order 1042"`
+	Emails                     []string       `json:"emails,omitempty" doc:"Up to 10 addresses to tell of the request." example:"[\"jane@example.com\"]"`
+	ExternalID                 string         `json:"external_id,omitempty" doc:"The merchant's reference, at most 100 characters." example:"order-1042"`
+	ExpiredAt                  clock.Input    `json:"expired_at,omitempty" doc:"When the PayID expires: at least 15 minutes and at most 30 days ahead on the merchant's clock; default 24 hours." example:"2025-01-31T09:00:00Z"`
+	PaymentRequestNotification webhook.Target `json:"payment_request_notification,omitempty"`
+	Metadata                   map[string]any `json:"metadata,omitempty" doc:"Any JSON object (at most 4 KB encoded, nested at most 5 deep), echoed in the record and in every webhook."`
+}
+
+// Bounds of a create request.
+const (
+	maxNameLen        = 200
+	maxDescriptionLen = 255
+	maxExternalIDLen  = 100
+	maxEmails         = 10
+	maxMetadataBytes  = 4 << 10
+	maxMetadataDepth  = 5
+	minExpiry         = 15 * time.Minute
+	maxExpiry         = 30 * 24 * time.Hour
+	defaultExpiry     = 24 * time.Hour
+	gstBPS            = 1000
+)
+
+// PaymentRequest is a one-time PayID payment request as the API returns it
+// and as its webhooks carry it.
+type PaymentRequest struct {
+	ID                         int64           `json:"id" doc:"The request's integer id."`
+	RequestPayID               string          `json:"request_payid" doc:"The PayID the customer pays: this request's alone, never handed out again."`
+	Name                       string          `json:"name"`
+	Description                string          `json:"description"`
+	ExternalID                 string          `json:"external_id"`
+	Emails                     []string        `json:"emails"`
+	Currency                   string          `json:"currency" enum:"AUD"`
+	GST                        bool            `json:"gst"`
+	Amount                     money.String    `json:"amount"`
+	GSTAmount                  money.String    `json:"gst_amount"`
+	Total                      money.String    `json:"total" doc:"amount + gst_amount: what the customer must pay, exactly."`
+	Status                     Status          `json:"status" enum:"pending,received,expired,return_pending,return_received,return_expired,return_rejected"`
+	PaidAmount                 money.String    `json:"paid_amount" doc:"What the customer paid in (0 until a payment arrives)."`
+	PayerName                  string          `json:"payer_name"`
+	PaidAt                     *clock.Time     `json:"paid_at"`
+	ExpiredAt                  clock.Time      `json:"expired_at"`
+	CancelledAt                *clock.Time     `json:"cancelled_at" doc:"When the merchant cancelled the request (its status is then expired)."`
+	ReturnReason               string          `json:"return_reason" doc:"Why the money was sent back: a payment of the wrong amount, or the merchant's reason."`
+	PaymentRequestNotification *webhook.Target `json:"payment_request_notification"`
+	Metadata                   map[string]any  `json:"metadata"`
+	CreatedAt                  clock.Time      `json:"created_at"`
+	UpdatedAt                  clock.Time      `json:"updated_at"`
+}
+
+// StatusView is the answer of GET /v1/payment_requests/status.
+type StatusView struct {
+	ID           int64        `json:"id"`
+	RequestPayID string       `json:"request_payid"`
+	Status       Status       `json:"status" enum:"pending,received,expired,return_pending,return_received,return_expired,return_rejected"`
+	Amount       money.String `json:"amount"`
+	UpdatedAt    clock.Time   `json:"updated_at"`
+}
+
+// row is a payment request as stored.
+type row struct {
+	id, accountID                           int64
+	merchantID, payid, name, description    string
+	externalID, emails, metadata            string
+	gst                                     bool
+	amount, gstAmount, total, fee, paid     int64
+	status                                  Status
+	endpoint, auth, payerName, returnReason string
+	expiredAt, createdAt, updatedAt         int64
+	cancelledAt, paidAt                     *int64
+	balanceID, returnBalanceID              *string
+}
+
+const rowColumns = `id, account_id, merchant_id, payid, name, description, external_id, emails, metadata, gst, amount, gst_amount,
+	total, fee, paid_amount, status, endpoint_url, authorization_header, payer_name, return_reason, expired_at, created_at, updated_at,
+	cancelled_at, paid_at, balance_id, return_balance_id`
+
+func scanRow(sc interface{ Scan(...any) error }) (row, error) {
+	var r row
+	err := sc.Scan(&r.id, &r.accountID, &r.merchantID, &r.payid, &r.name, &r.description, &r.externalID, &r.emails, &r.metadata,
+		&r.gst, &r.amount, &r.gstAmount, &r.total, &r.fee, &r.paid, &r.status, &r.endpoint, &r.auth, &r.payerName, &r.returnReason,
+		&r.expiredAt, &r.createdAt, &r.updatedAt, &r.cancelledAt, &r.paidAt, &r.balanceID, &r.returnBalanceID)
+	return r, err
+}
+
+func (r row) view() PaymentRequest {
+	v := PaymentRequest{ID: r.id, RequestPayID: r.payid, Name: r.name, Description: r.description, ExternalID: r.externalID,
+		Currency: currency, GST: r.gst, Amount: money.StringOf(r.amount, aud), GSTAmount: money.StringOf(r.gstAmount, aud),
+		Total: money.StringOf(r.total, aud), Status: r.status, PaidAmount: money.StringOf(r.paid, aud), PayerName: r.payerName,
+		ExpiredAt: clock.Time{T: clock.FromMillis(r.expiredAt)}, ReturnReason: r.returnReason,
+		CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}, UpdatedAt: clock.Time{T: clock.FromMillis(r.updatedAt)}}
+	json.Unmarshal([]byte(r.emails), &v.Emails)
+	if v.Emails == nil {
+		v.Emails = []string{}
+	}
+	json.Unmarshal([]byte(r.metadata), &v.Metadata)
+	if v.Metadata == nil {
+		v.Metadata = map[string]any{}
+	}
+	if r.cancelledAt != nil {
+		v.CancelledAt = &clock.Time{T: clock.FromMillis(*r.cancelledAt)}
+	}
+	if r.paidAt != nil {
+		v.PaidAt = &clock.Time{T: clock.FromMillis(*r.paidAt)}
+	}
+	if r.endpoint != "" {
+		v.PaymentRequestNotification = &webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}
+	}
+	return v
+}
+
+// checked is a create request once validated.
+type checked struct {
+	amount, gstAmount, total int64
+	expiredAt                time.Time
+	emails, metadata         string
+}
+
+// validate checks every rule of §9 that needs no database.
+func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time) (checked, error) {
+	f := fault.Fields{}
+	text := func(name, v string, max int) {
+		if utf8.RuneCountInString(v) > max || !utf8.ValidString(v) {
+			f.Add(name, fmt.Sprintf("must be at most %d characters", max))
+		}
+	}
+	text("name", r.Name, maxNameLen)
+	text("description", r.Description, maxDescriptionLen)
+	text("external_id", r.ExternalID, maxExternalIDLen)
+	if len(r.Emails) > maxEmails {
+		f.Add("emails", fmt.Sprintf("has more than %d addresses", maxEmails))
+	}
+	for i, e := range r.Emails {
+		if problem := param.Email(e); problem != "" {
+			f.Add(fmt.Sprintf("emails[%d]", i), problem)
+		}
+	}
+	c := checked{expiredAt: now.Add(defaultExpiry)}
+	if r.ExpiredAt.Set {
+		c.expiredAt = r.ExpiredAt.T
+		if d := c.expiredAt.Sub(now); d < minExpiry || d > maxExpiry {
+			f.Add("expired_at", "must be at least 15 minutes and at most 30 days after now on the merchant's clock ("+clock.Format(now)+")")
+		}
+	}
+	metadata, problem := encodeMetadata(r.Metadata)
+	if problem != "" {
+		f.Add("metadata", problem)
+	}
+	if err := s.policy.Validate("payment_request_notification", r.PaymentRequestNotification); err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
+	amount, _, err := money.ParseField("amount", r.Amount, aud)
+	if err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
+	if err := f.Err(); err != nil {
+		return checked{}, err
+	}
+	if p.Currency != currency {
+		return checked{}, fault.Rule(fault.CodeCurrency, "PayID takes AUD: use the app of the merchant's AUD account, not %s", p.Currency)
+	}
+	m := limits()
+	if amount < m.MinMinor || amount > m.MaxMinor {
+		return checked{}, fault.Rule(fault.CodeAmountOutOfRange, "a PayID request takes %s to %s AUD", money.Format(m.MinMinor, aud), money.Format(m.MaxMinor, aud))
+	}
+	c.amount, c.total = amount, amount
+	if r.GST {
+		if p.Country != "AU" {
+			return checked{}, fault.Rule("GST_NOT_ALLOWED", "gst may be true only for AU merchants")
+		}
+		c.gstAmount = money.Percent(amount, gstBPS)
+		c.total += c.gstAmount
+	}
+	emails := r.Emails
+	if emails == nil {
+		emails = []string{}
+	}
+	raw, _ := json.Marshal(emails)
+	c.emails, c.metadata = string(raw), metadata
+	return c, nil
+}
+
+// encodeMetadata bounds and encodes a metadata object.
+func encodeMetadata(m map[string]any) (string, string) {
+	if m == nil {
+		return "{}", ""
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", "must be a JSON object"
+	}
+	if len(raw) > maxMetadataBytes {
+		return "", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadataBytes)
+	}
+	if depth(m) > maxMetadataDepth {
+		return "", fmt.Sprintf("must be nested at most %d deep", maxMetadataDepth)
+	}
+	return string(raw), ""
+}
+
+func depth(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		d := 0
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+		return d + 1
+	case []any:
+		d := 0
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
+
+// Create makes a payment request with a PayID of its own, and schedules its
+// expiry on the merchant's clock.
+func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, r CreateRequest) (PaymentRequest, error) {
+	now := s.clock.Of(p)
+	c, err := s.validate(p, &r, now)
+	if err != nil {
+		return PaymentRequest{}, err
+	}
+	domain := domainOf(p.MerchantID)
+	payid, err := claimPayID(ctx, tx, p.MerchantID, "request", 0, func() string { return "pr." + newLocal() + "@" + domain }, now)
+	if err != nil {
+		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO payment_requests (merchant_id, account_id, payid, name, description, external_id, emails,
+		gst, amount, gst_amount, total, status, endpoint_url, authorization_header, metadata, expired_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING id`,
+		p.MerchantID, p.AccountID, payid, r.Name, r.Description, r.ExternalID, c.emails, r.GST, c.amount, c.gstAmount, c.total,
+		string(Pending), r.PaymentRequestNotification.EndpointURL, r.PaymentRequestNotification.AuthorizationHeader, c.metadata,
+		c.expiredAt.UnixMilli(), now.UnixMilli()).Scan(&id)
+	if err != nil {
+		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2`, id, payid); err != nil {
+		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
+	}
+	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, ID: id}, job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt}); err != nil {
+		return PaymentRequest{}, err
+	}
+	rw, err := s.get(ctx, tx, p.MerchantID, id, "", false)
+	if err != nil {
+		return PaymentRequest{}, err
+	}
+	if err := s.emit(ctx, tx, rw, now); err != nil {
+		return PaymentRequest{}, err
+	}
+	return rw.view(), nil
+}
+
+// ref names a request in a job.
+type ref struct {
+	MerchantID string `json:"merchant_id"`
+	ID         int64  `json:"id"`
+}
+
+// get reads the merchant's request by id, or by PayID when id is 0;
+// lock takes the account's ledger lock first, then the row's.
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID string, id int64, payid string, lock bool) (row, error) {
+	where, key := `id = $1`, any(id)
+	if id == 0 {
+		where, key = `payid = $1`, strings.ToLower(payid)
+	}
+	query := `SELECT ` + rowColumns + ` FROM payment_requests WHERE ` + where + ` AND merchant_id = $2`
+	if tx, ok := q.(*store.Tx); ok && lock {
+		var accountID int64
+		err := tx.QueryRowContext(ctx, `SELECT account_id FROM payment_requests WHERE `+where+` AND merchant_id = $2`, key, merchantID).Scan(&accountID)
+		if isNoRows(err) {
+			return row{}, requestNotFound(id, payid)
+		}
+		if err != nil {
+			return row{}, fmt.Errorf("read payment request: %w", err)
+		}
+		if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+			return row{}, err
+		}
+		query += s.db.ForUpdate()
+	}
+	r, err := scanRow(q.QueryRowContext(ctx, query, key, merchantID))
+	if isNoRows(err) {
+		return row{}, requestNotFound(id, payid)
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("read payment request: %w", err)
+	}
+	return r, nil
+}
+
+func requestNotFound(id int64, payid string) error {
+	if id != 0 {
+		return notFound(fmt.Sprintf("payment request %d", id))
+	}
+	return notFound("payment request with PayID " + payid)
+}
+
+// emit sends the request's current state to its notification endpoint.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) error {
+	if r.endpoint == "" {
+		return nil
+	}
+	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "payment_request." + string(r.status),
+		RecordUUID: fmt.Sprint(r.id), Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: r.view(), At: now})
+	return err
+}
+
+// setStatus moves a request to a new status and tells the merchant.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, now time.Time) error {
+	r.status, r.updatedAt = to, now.UnixMilli()
+	if _, err := tx.ExecContext(ctx, `UPDATE payment_requests SET status = $1, paid_amount = $2, payer_name = $3, paid_at = $4,
+		balance_id = $5, return_balance_id = $6, return_reason = $7, cancelled_at = $8, fee = $9, updated_at = $10 WHERE id = $11`,
+		string(to), r.paid, r.payerName, r.paidAt, r.balanceID, r.returnBalanceID, r.returnReason, r.cancelledAt, r.fee, r.updatedAt, r.id); err != nil {
+		return fmt.Errorf("payment request %d: %w", r.id, err)
+	}
+	return s.emit(ctx, tx, *r, now)
+}
+
+// Lookup is the id or PayID of a request (id wins).
+type Lookup struct {
+	ID    int64
+	PayID string
+}
+
+// Status answers GET /v1/payment_requests/status.
+func (s *Service) Status(ctx context.Context, p merchant.Principal, l Lookup) (StatusView, error) {
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, l.ID, l.PayID, false)
+	if err != nil {
+		return StatusView{}, err
+	}
+	v := r.view()
+	return StatusView{ID: v.ID, RequestPayID: v.RequestPayID, Status: v.Status, Amount: v.Amount, UpdatedAt: v.UpdatedAt}, nil
+}
+
+// Get is one request.
+func (s *Service) Get(ctx context.Context, p merchant.Principal, l Lookup) (PaymentRequest, error) {
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, l.ID, l.PayID, false)
+	if err != nil {
+		return PaymentRequest{}, err
+	}
+	return r.view(), nil
+}
+
+// ListQuery filters GET /v1/payment_requests.
+type ListQuery struct {
+	From, To      time.Time
+	Page, PerPage int
+}
+
+// List is a page of the merchant's requests, newest first, and the count of all that match.
+func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) ([]PaymentRequest, int, error) {
+	where := `merchant_id = $1 AND ($2 = 0 OR created_at >= $2) AND ($3 = 0 OR created_at < $3)`
+	from, to := int64(0), int64(0)
+	if !q.From.IsZero() {
+		from = q.From.UnixMilli()
+	}
+	if !q.To.IsZero() {
+		to = q.To.UnixMilli()
+	}
+	var total int
+	if err := s.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM payment_requests WHERE `+where, p.MerchantID, from, to).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count payment requests: %w", err)
+	}
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT `+rowColumns+` FROM payment_requests WHERE `+where+`
+		ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, p.MerchantID, from, to, q.PerPage, (q.Page-1)*q.PerPage)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list payment requests: %w", err)
+	}
+	defer rows.Close()
+	var out []PaymentRequest
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, r.view())
+	}
+	return out, total, rows.Err()
+}
+
+// CancelRequest is the body of POST /v1/payment_requests/cancel_payid.
+type CancelRequest struct {
+	ID    int64  `json:"id,omitempty" doc:"The request's id; wins over payid." example:"1042"`
+	PayID string `json:"payid,omitempty" doc:"The request's PayID."`
+}
+
+// Cancel ends a pending request: it is expired with cancelled_at set, and
+// its PayID is deregistered for good. Anything but a pending request is a
+// 409 INVALID_STATE naming its status.
+func (s *Service) Cancel(ctx context.Context, tx *store.Tx, p merchant.Principal, req CancelRequest) (PaymentRequest, error) {
+	if req.ID == 0 && req.PayID == "" {
+		return PaymentRequest{}, fault.Field("id", "give id or payid")
+	}
+	if req.ID < 0 {
+		return PaymentRequest{}, fault.Field("id", "must be a positive integer")
+	}
+	now := s.clock.Of(p)
+	r, err := s.get(ctx, tx, p.MerchantID, req.ID, req.PayID, true)
+	if err != nil {
+		return PaymentRequest{}, err
+	}
+	if r.status != Pending {
+		return PaymentRequest{}, fault.State("payment request %d is %s; only a pending request can be cancelled", r.id, r.status)
+	}
+	at := now.UnixMilli()
+	r.cancelledAt = &at
+	if err := deregister(ctx, tx, r.payid, now); err != nil {
+		return PaymentRequest{}, err
+	}
+	if err := s.setStatus(ctx, tx, &r, Expired, now); err != nil {
+		return PaymentRequest{}, err
+	}
+	return r.view(), nil
+}
+
+// expireJob expires a request still pending at its expired_at.
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	r, now, err := s.jobRequest(ctx, tx, j)
+	if err != nil || r.status != Pending {
+		return err
+	}
+	if err := deregister(ctx, tx, r.payid, now); err != nil {
+		return err
+	}
+	return s.setStatus(ctx, tx, &r, Expired, now)
+}
+
+// jobRequest reads the request a job names, locked, and its merchant's time.
+func (s *Service) jobRequest(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
+	var rf ref
+	if err := json.Unmarshal(j.Payload, &rf); err != nil {
+		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	r, err := s.get(ctx, tx, rf.MerchantID, rf.ID, "", true)
+	if err != nil {
+		return row{}, time.Time{}, err
+	}
+	now, err := s.clock.Read(ctx, tx, rf.MerchantID)
+	return r, now, err
+}
