@@ -38,3 +38,6 @@ func (t Time) MarshalJSON() ([]byte, error) {
 func (t Time) IsZero() bool {
 	return t.T.IsZero()
 }
+
+// String is t as the API writes it (pages print times with it).
+func (t Time) String() string { return Format(t.T) }

@@ -186,3 +186,65 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principa
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// AccountPrincipal is the caller a portal user acting on the merchant's
+// payments account in currency is: the account's principal, without an app.
+func (s *Service) AccountPrincipal(ctx context.Context, merchantID, currency string) (Principal, error) {
+	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type
+		FROM merchants m JOIN accounts acc ON acc.merchant_id = m.id WHERE m.id = $1 AND acc.kind = $2 AND acc.currency = $3`,
+		merchantID, string(Payments), currency))
+	if isNoRows(err) {
+		return Principal{}, fault.NotFoundf("no %s payments account", currency)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("read account: %w", err)
+	}
+	return p, nil
+}
+
+// AppView is an app as the portal's developers page lists it.
+type AppView struct {
+	AppID, Currency string
+	CreatedAt       time.Time
+	Revoked         bool
+}
+
+// Apps lists the merchant's apps, newest first.
+func (s *Service) Apps(ctx context.Context, merchantID string) ([]AppView, error) {
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.app_id, acc.currency, a.created_at, a.revoked_at FROM apps a JOIN accounts acc ON acc.id = a.account_id
+		WHERE a.merchant_id = $1 ORDER BY a.created_at DESC, a.app_id LIMIT 200`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("list apps: %w", err)
+	}
+	defer rows.Close()
+	var out []AppView
+	for rows.Next() {
+		var v AppView
+		var created int64
+		var revoked *int64
+		if err := rows.Scan(&v.AppID, &v.Currency, &created, &revoked); err != nil {
+			return nil, err
+		}
+		v.CreatedAt, v.Revoked = time.UnixMilli(created).UTC(), revoked != nil
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Currencies lists the currencies of the merchant's payments accounts.
+func (s *Service) Currencies(ctx context.Context, merchantID string) ([]string, error) {
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT currency FROM accounts WHERE merchant_id = $1 AND kind = $2 ORDER BY currency`, merchantID, string(Payments))
+	if err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

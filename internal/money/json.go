@@ -105,3 +105,8 @@ func jsonKind(data []byte) string {
 func (in Input) IsZero() bool {
 	return in == ""
 }
+
+// String is s as a decimal, such as 100.00 (pages print amounts with it).
+func (s String) String() string {
+	return string(appendDecimal(nil, s.Minor, clampDigits(s.Digits)))
+}

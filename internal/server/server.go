@@ -23,6 +23,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/rail"
 	"payd/internal/store"
@@ -65,6 +66,7 @@ type Server struct {
 	Payins    *payin.Service
 	Payouts   *payout.Service
 	PayIDs    *payid.Service
+	Portal    *portal.Service
 	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
@@ -135,7 +137,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: nil})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
-	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
+	s.Portal = portal.NewService(db, merchantClock)
+	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
+		Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,

@@ -1,7 +1,7 @@
-// Package web serves payd's browser-facing pages: today the hosted payment
-// page of payins (/pay/) and the identity verification page (/verify/). Each
-// page that lands (checkout, the merchant portal) mounts itself in New and
-// adds its prefix to Prefixes. Pages are html/template with embedded assets;
+// Package web serves payd's browser-facing pages: the hosted payment page of
+// payins (/pay/), the identity verification page (/verify/) and the
+// merchant portal (/portal/). Each page that lands (checkout next) mounts
+// itself in New and adds its prefix to Prefixes. Pages are html/template with embedded assets;
 // there is no front-end build step.
 package web
 
@@ -22,6 +22,8 @@ type Deps struct {
 	PublicURL string
 	Contacts  *contact.Service
 	Payins    *payin.Service
+	// Portal serves /portal/ when its service is set.
+	Portal PortalDeps
 }
 
 // Pages serves every browser-facing path (outside /api).
@@ -35,10 +37,11 @@ func New(d Deps) *Pages {
 	p := &Pages{Deps: d, mux: http.NewServeMux()}
 	p.mountVerify()
 	p.mountPay()
+	p.mountPortal()
 	return p
 }
 
 // Prefixes are the path prefixes the pages own; the API routes them here.
-var Prefixes = []string{"/pay/", "/verify/", "/assets/"}
+var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/"}
 
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }

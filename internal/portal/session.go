@@ -1,0 +1,250 @@
+// Package portal is the merchant portal's domain (CONTRACT §13): who is
+// signed in (sessions kept in the database, so any payd process serves
+// them), sign-in with its lockout and optional TOTP second factor, the
+// merchant's users and their invitations, and the append-only audit log.
+// The pages themselves are in internal/web; payout decisions are the payout
+// package's, never a copy here.
+package portal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pquerna/otp/totp"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// Session bounds (CONTRACT §13).
+const (
+	IdleTimeout     = 30 * time.Minute
+	AbsoluteTimeout = 12 * time.Hour
+	// Sign-in failures for one email: slowed after slowAfter, refused for
+	// lockFor after lockAfter.
+	slowAfter = 3
+	lockAfter = 10
+	lockFor   = 15 * time.Minute
+)
+
+// Errors of sign-in: one answer for a wrong password and an unknown email.
+var (
+	ErrBadLogin = fault.New(fault.Unauthenticated, "LOGIN_FAILED", "the email or password is wrong")
+	ErrLocked   = fault.New(fault.RateLimited, fault.CodeRateLimited, "too many failed sign-ins: try again in 15 minutes")
+	ErrNoTOTP   = fault.New(fault.Unauthenticated, "TOTP_REQUIRED", "enter the code of your authenticator app")
+	errExpired  = fault.New(fault.Unauthenticated, fault.CodeRequireLogin, "the session has ended: sign in again")
+)
+
+// Service runs the portal's sign-in, users and audit.
+type Service struct {
+	db    *store.DB
+	clock merchant.Clock
+}
+
+// NewService returns the service.
+func NewService(db *store.DB, clk merchant.Clock) *Service {
+	return &Service{db: db, clock: clk}
+}
+
+// User is a signed-in portal user.
+type User struct {
+	ID, MerchantID, Email string
+	Role                  merchant.Role
+	HasTOTP               bool
+}
+
+// Session is a signed-in user's session.
+type Session struct {
+	User
+	// Token is the cookie's value (only its hash is stored).
+	Token string
+	// CSRF is the token every form of the session carries.
+	CSRF string
+}
+
+// Credentials are what the sign-in form sends.
+type Credentials struct {
+	Email, Password, TOTPCode string
+	// Client is the sign-in's address, for the audit log.
+	Client string
+}
+
+func hashToken(t string) string {
+	sum := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewToken is 32 random bytes, URL-safe.
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Login checks credentials and opens a session. Failures for one email are
+// counted whether or not a user has it: after slowAfter each costs the
+// caller a delay (returned), after lockAfter the email is locked for 15
+// minutes, the right password included.
+func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Duration, error) {
+	email := strings.ToLower(strings.TrimSpace(c.Email))
+	if email == "" || len(email) > 254 || len(c.Password) > 256 {
+		return Session{}, 0, ErrBadLogin
+	}
+	now := s.clock.System()
+	var locked *int64
+	var failures int
+	err := s.db.Read().QueryRowContext(ctx, `SELECT failures, locked_until FROM portal_login_failures WHERE email = $1`, email).Scan(&failures, &locked)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Session{}, 0, fmt.Errorf("sign in: %w", err)
+	}
+	if locked != nil && now.UnixMilli() < *locked {
+		return Session{}, 0, ErrLocked
+	}
+	var (
+		u          User
+		hash, totp string
+		disabled   *int64
+	)
+	err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, disabled_at FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &disabled)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Session{}, 0, fmt.Errorf("sign in: %w", err)
+	}
+	ok := err == nil && disabled == nil && hash != "" && merchant.CheckPassword(hash, c.Password)
+	if ok && totp != "" && !validTOTP(totp, c.TOTPCode, now) {
+		if c.TOTPCode == "" {
+			return Session{}, 0, ErrNoTOTP
+		}
+		ok = false
+	}
+	if !ok {
+		delay, lockErr := s.failed(ctx, email, u, c.Client, now)
+		if lockErr != nil {
+			return Session{}, delay, lockErr
+		}
+		return Session{}, delay, ErrBadLogin
+	}
+	u.HasTOTP = totp != ""
+	sess := Session{User: u, Token: NewToken(), CSRF: NewToken()}
+	err = s.db.Exec(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_login_failures WHERE email = $1`, email); err != nil {
+			return err
+		}
+		at, err := s.clock.Read(ctx, tx, u.MerchantID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
+			VALUES ($1, $2, $3, $4, $5, $5)`, hashToken(sess.Token), u.MerchantID, u.ID, sess.CSRF, at.UnixMilli()); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: "login", Subject: u.Email, Client: c.Client, At: at})
+	})
+	if err != nil {
+		return Session{}, 0, fmt.Errorf("sign in: %w", err)
+	}
+	return sess, 0, nil
+}
+
+// failed counts a failed sign-in for email and says how long to hold the
+// answer back, and whether the email is now locked.
+func (s *Service) failed(ctx context.Context, email string, u User, client string, now time.Time) (time.Duration, error) {
+	var failures int
+	err := s.db.Exec(ctx, func(tx *store.Tx) error {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO portal_login_failures (email, failures, updated_at) VALUES ($1, 1, $2)
+			ON CONFLICT (email) DO UPDATE SET failures = portal_login_failures.failures + 1, updated_at = $2 RETURNING failures`,
+			email, now.UnixMilli()).Scan(&failures); err != nil {
+			return err
+		}
+		if failures >= lockAfter {
+			if _, err := tx.ExecContext(ctx, `UPDATE portal_login_failures SET failures = 0, locked_until = $1 WHERE email = $2`,
+				now.Add(lockFor).UnixMilli(), email); err != nil {
+				return err
+			}
+		}
+		if u.MerchantID == "" {
+			return nil
+		}
+		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: email, Action: "login_failed", Subject: email, Client: client, At: now})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count sign-in failure: %w", err)
+	}
+	if failures >= lockAfter {
+		return 0, ErrLocked
+	}
+	return min(time.Duration(max(failures-slowAfter, 0))*200*time.Millisecond, 2*time.Second), nil
+}
+
+// Authenticate finds the session of a cookie token. A session idle for 30
+// minutes or older than 12 hours, on the merchant's clock, is ended; a live
+// one is touched.
+func (s *Service) Authenticate(ctx context.Context, token string) (Session, error) {
+	if token == "" || len(token) > 128 {
+		return Session{}, errExpired
+	}
+	return store.Do(ctx, s.db, func(tx *store.Tx) (Session, error) {
+		var sess Session
+		var created, seen int64
+		var totp string
+		var disabled *int64
+		err := tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
+			FROM portal_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, hashToken(token)).
+			Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &totp, &disabled, &sess.CSRF, &created, &seen)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Session{}, errExpired
+		}
+		if err != nil {
+			return Session{}, fmt.Errorf("read session: %w", err)
+		}
+		now, err := s.clock.Read(ctx, tx, sess.MerchantID)
+		if err != nil {
+			return Session{}, err
+		}
+		if disabled != nil || now.Sub(clock.FromMillis(seen)) >= IdleTimeout || now.Sub(clock.FromMillis(created)) >= AbsoluteTimeout {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE token_hash = $1`, hashToken(token)); err != nil {
+				return Session{}, err
+			}
+			return Session{}, errExpired
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET last_seen_at = $1 WHERE token_hash = $2`, now.UnixMilli(), hashToken(token)); err != nil {
+			return Session{}, err
+		}
+		sess.Token, sess.HasTOTP = token, totp != ""
+		return sess, nil
+	})
+}
+
+// Logout ends a session.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE token_hash = $1`, hashToken(token))
+		return err
+	})
+}
+
+// CSRFMatches compares a form's token with the session's in constant time.
+func CSRFMatches(want, got string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// validTOTP checks a 6-digit code of secret at now (RFC 6238, 30 s steps,
+// one step of skew).
+func validTOTP(secret, code string, now time.Time) bool {
+	if len(code) != 6 {
+		return false
+	}
+	ok, err := totp.ValidateCustom(code, secret, now, totpOpts)
+	return err == nil && ok
+}

@@ -1,0 +1,265 @@
+package portal
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"image/png"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/merchant"
+	"payd/internal/store"
+)
+
+// Bounds of users' changes.
+const (
+	minPasswordLen = 12
+	maxPasswordLen = 256
+	inviteLife     = 72 * time.Hour
+)
+
+var totpOpts = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+
+// Forbidden is the answer to a role that may not do something.
+func Forbidden(what string) error {
+	return fault.New(fault.Forbidden, fault.CodeForbidden, "your role may not %s", what)
+}
+
+// MemberView is a user as the users page lists it.
+type MemberView struct {
+	ID, Email string
+	Role      merchant.Role
+	Disabled  bool
+	HasTOTP   bool
+	CreatedAt time.Time
+}
+
+// Members lists the merchant's users.
+func (s *Service) Members(ctx context.Context, merchantID string) ([]MemberView, error) {
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT id, email, role, disabled_at, totp_secret, created_at FROM users WHERE merchant_id = $1 ORDER BY created_at, email`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []MemberView
+	for rows.Next() {
+		var m MemberView
+		var disabled *int64
+		var secret string
+		var created int64
+		if err := rows.Scan(&m.ID, &m.Email, &m.Role, &disabled, &secret, &created); err != nil {
+			return nil, err
+		}
+		m.Disabled, m.HasTOTP, m.CreatedAt = disabled != nil, secret != "", clock.FromMillis(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Invite adds a user with a role and returns the one-time token of the
+// link where they set their password (valid 72 hours). Admins only.
+func (s *Service) Invite(ctx context.Context, by Session, email string, role merchant.Role, client string) (string, error) {
+	if by.Role != merchant.Admin {
+		return "", Forbidden("add users")
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	f := fault.Fields{}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
+		f.Add("email", "must be an email address")
+	}
+	if _, ok := merchant.ParseRole(string(role)); !ok {
+		f.Add("role", "must be admin, finance, developer or viewer")
+	}
+	if err := f.Err(); err != nil {
+		return "", err
+	}
+	token := NewToken()
+	err := s.db.Exec(ctx, func(tx *store.Tx) error {
+		now, err := s.clock.Read(ctx, tx, by.MerchantID)
+		if err != nil {
+			return err
+		}
+		id := store.RandomID(store.UUIDLen)
+		_, err = tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, '', $5)`,
+			id, by.MerchantID, email, string(role), now.UnixMilli())
+		if store.IsUniqueViolation(err) {
+			return fault.State("a user with email %s already exists", email)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_invites (token_hash, merchant_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
+			hashToken(token), by.MerchantID, id, now.Add(inviteLife).UnixMilli()); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "user_added", Subject: email, Detail: "role " + string(role), Client: client, At: now})
+	})
+	return token, err
+}
+
+// AcceptInvite sets an invited user's password through their one-time link.
+func (s *Service) AcceptInvite(ctx context.Context, token, password string) (string, error) {
+	if n := utf8.RuneCountInString(password); n < minPasswordLen || len(password) > maxPasswordLen {
+		return "", fault.Field("password", fmt.Sprintf("must be %d to %d characters", minPasswordLen, maxPasswordLen))
+	}
+	hash, err := merchant.HashPassword(password)
+	if err != nil {
+		return "", err
+	}
+	return store.Do(ctx, s.db, func(tx *store.Tx) (string, error) {
+		var merchantID, userID, email string
+		var expires int64
+		err := tx.QueryRowContext(ctx, `SELECT i.merchant_id, i.user_id, i.expires_at, u.email FROM portal_invites i JOIN users u ON u.id = i.user_id
+			WHERE i.token_hash = $1 AND i.used_at IS NULL`, hashToken(token)).Scan(&merchantID, &userID, &expires, &email)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", fault.NotFoundf("this link is unknown or was used")
+		}
+		if err != nil {
+			return "", err
+		}
+		now, err := s.clock.Read(ctx, tx, merchantID)
+		if err != nil {
+			return "", err
+		}
+		if now.UnixMilli() >= expires {
+			return "", fault.NotFoundf("this link has expired")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE portal_invites SET used_at = $1 WHERE token_hash = $2`, now.UnixMilli(), hashToken(token)); err != nil {
+			return "", err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, hash, userID); err != nil {
+			return "", err
+		}
+		return email, nil
+	})
+}
+
+// SetRole changes a user's role; Disable ends a user's access. Admins only;
+// the merchant always keeps one enabled admin.
+func (s *Service) SetRole(ctx context.Context, by Session, userID string, role merchant.Role, client string) error {
+	if _, ok := merchant.ParseRole(string(role)); !ok {
+		return fault.Field("role", "must be admin, finance, developer or viewer")
+	}
+	return s.changeUser(ctx, by, userID, client, "role_changed", "role "+string(role), role != merchant.Admin,
+		`UPDATE users SET role = $1 WHERE id = $2 AND merchant_id = $3`, string(role))
+}
+
+// Disable ends a user's access and sessions.
+func (s *Service) Disable(ctx context.Context, by Session, userID, client string) error {
+	return s.changeUser(ctx, by, userID, client, "user_disabled", "", true,
+		`UPDATE users SET disabled_at = $1 WHERE id = $2 AND merchant_id = $3`, s.clock.System().UnixMilli())
+}
+
+func (s *Service) changeUser(ctx context.Context, by Session, userID, client, action, detail string, losesAdmin bool, update string, value any) error {
+	if by.Role != merchant.Admin {
+		return Forbidden("change users")
+	}
+	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		var email, role string
+		var disabled *int64
+		err := tx.QueryRowContext(ctx, `SELECT email, role, disabled_at FROM users WHERE id = $1 AND merchant_id = $2`+tx.DB().ForUpdate(), userID, by.MerchantID).
+			Scan(&email, &role, &disabled)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fault.NotFoundf("no user %s", userID)
+		}
+		if err != nil {
+			return err
+		}
+		if losesAdmin && role == string(merchant.Admin) && disabled == nil {
+			var admins int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE merchant_id = $1 AND role = 'admin' AND disabled_at IS NULL`, by.MerchantID).Scan(&admins); err != nil {
+				return err
+			}
+			if admins <= 1 {
+				return fault.State("%s is the last admin: make another user admin first", email)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, update, value, userID, by.MerchantID); err != nil {
+			return err
+		}
+		if action == "user_disabled" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE user_id = $1`, userID); err != nil {
+				return err
+			}
+		}
+		now, err := s.clock.Read(ctx, tx, by.MerchantID)
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: action, Subject: email, Detail: detail, Client: client, At: now})
+	})
+}
+
+// BeginTOTP makes a new second-factor secret for the user, kept pending
+// until a code confirms it, and returns its QR code (PNG) and secret.
+func (s *Service) BeginTOTP(ctx context.Context, by Session) ([]byte, string, error) {
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "payd", AccountName: by.Email})
+	if err != nil {
+		return nil, "", fmt.Errorf("make TOTP secret: %w", err)
+	}
+	img, err := key.Image(240, 240)
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, "", err
+	}
+	err = s.db.Exec(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE users SET totp_pending = $1 WHERE id = $2`, key.Secret(), by.ID)
+		return err
+	})
+	return buf.Bytes(), key.Secret(), err
+}
+
+// ConfirmTOTP turns the pending secret on when code is right for it.
+func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client string) error {
+	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		var pending string
+		if err := tx.QueryRowContext(ctx, `SELECT totp_pending FROM users WHERE id = $1`, by.ID).Scan(&pending); err != nil {
+			return err
+		}
+		if pending == "" || !validTOTP(pending, code, s.clock.System()) {
+			return fault.Field("code", "is not the code your authenticator app shows")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = totp_pending, totp_pending = '' WHERE id = $1`, by.ID); err != nil {
+			return err
+		}
+		now, err := s.clock.Read(ctx, tx, by.MerchantID)
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "totp_enabled", Subject: by.Email, Client: client, At: now})
+	})
+}
+
+// DisableTOTP turns the second factor off with a current code.
+func (s *Service) DisableTOTP(ctx context.Context, by Session, code, client string) error {
+	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		var secret string
+		if err := tx.QueryRowContext(ctx, `SELECT totp_secret FROM users WHERE id = $1`, by.ID).Scan(&secret); err != nil {
+			return err
+		}
+		if secret == "" || !validTOTP(secret, code, s.clock.System()) {
+			return fault.Field("code", "is not the code your authenticator app shows")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = '' WHERE id = $1`, by.ID); err != nil {
+			return err
+		}
+		now, err := s.clock.Read(ctx, tx, by.MerchantID)
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "totp_disabled", Subject: by.Email, Client: client, At: now})
+	})
+}
