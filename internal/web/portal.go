@@ -383,7 +383,9 @@ func (h *portalPages) payout(w http.ResponseWriter, r *http.Request, s portal.Se
 		h.fail(w, r, s, err)
 		return
 	}
-	canDecide := po.Status == payout.Held && (s.Role == merchant.Admin || s.Role == merchant.Finance)
+	// The maker of a portal payout sees no decision forms: they may not decide it.
+	canDecide := po.Status == payout.Held && (s.Role == merchant.Admin || s.Role == merchant.Finance) &&
+		(po.Approval == nil || po.Approval.CreatedBy != s.Email)
 	page := h.page(s, "Payout "+po.UUID, map[string]any{"Payout": po, "CanDecide": canDecide})
 	page.Notice = r.URL.Query().Get("done")
 	if len(page.Notice) > 100 {

@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/pquerna/otp/totp"
+
+	"payd/internal/merchant"
+)
+
+// signIn fills the portal's sign-in form in a browser.
+func signIn(t *testing.T, tab context.Context, p *payd, email, password, code string) {
+	t.Helper()
+	if status := open(t, tab, p.root+"/portal/login"); status != 200 {
+		t.Fatalf("GET /portal/login = %d", status)
+	}
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), password),
+	}
+	if code != "" {
+		steps = append(steps, chromedp.SendKeys(chromedp.CSS(`input[name="totp_code"]`), code))
+	}
+	browse(t, tab, append(steps, chromedp.Submit(chromedp.CSS(`input[name="email"]`)))...)
+	waitLocation(t, tab, p.root+"/portal/")
+}
+
+// TestPortalInBrowser drives the portal in Chromium: finance user A signs in,
+// sees the balances and creates a payout, which waits for approval and
+// offers A no decision; finance user B approves it and sees it processing;
+// the pages fit a 375-pixel phone without sideways scrolling; a user turns
+// on TOTP and signs in with a code; signing out ends the session.
+func TestPortalInBrowser(t *testing.T) {
+	t.Parallel()
+	alloc := newAllocator(t)
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.requireApprovals(m)
+		p.fund(m, "300")
+		ctx := context.Background()
+		for _, email := range []string{"maker@shop.example", "checker@shop.example"} {
+			if _, err := p.srv.Merchants.CreateUser(ctx, m.MerchantID, email, merchant.Finance, "correct horse battery"); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		maker := newBrowser(t, alloc)
+		browse(t, maker, chromedp.EmulateViewport(375, 800))
+		signIn(t, maker, p, "maker@shop.example", "correct horse battery", "")
+		if got := read(t, maker, chromedp.Text(chromedp.CSS("main"))); !strings.Contains(got, "300.00") {
+			t.Errorf("balances page shows %q, want 300.00", got)
+		}
+		if w := read(t, maker, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 375 {
+			t.Errorf("the balances page is %d px wide on a 375 px phone", w)
+		}
+		open(t, maker, p.root+"/portal/payouts/new")
+		browse(t, maker,
+			chromedp.SendKeys(chromedp.CSS(`input[name="description"]`), "supplier run"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="amount"]`), "120"),
+			chromedp.SendKeys(chromedp.CSS(`textarea[name="params"]`), "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"),
+			chromedp.Submit(chromedp.CSS(`input[name="amount"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#status")))
+		payoutURL := read(t, maker, chromedp.Location())
+		if got := read(t, maker, chromedp.Text(chromedp.CSS("#status"))); got != "held" {
+			t.Errorf("the new payout is %q, want held", got)
+		}
+		if n := read(t, maker, chromedp.Evaluate[int](`document.querySelectorAll('#approve, #reject').length`)); n != 0 {
+			t.Error("the payout's maker is offered a decision")
+		}
+		if w := read(t, maker, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 375 {
+			t.Errorf("the payout page is %d px wide on a 375 px phone", w)
+		}
+
+		checker := newBrowser(t, alloc)
+		signIn(t, checker, p, "checker@shop.example", "correct horse battery", "")
+		open(t, checker, payoutURL)
+		browse(t, checker, chromedp.Click(chromedp.CSS("#approve")))
+		waitLocation(t, checker, payoutURL+"?done=approved")
+		if got := read(t, checker, chromedp.Text(chromedp.CSS("#status"))); got != "processing" {
+			t.Errorf("after approval the payout is %q, want processing", got)
+		}
+
+		// The checker turns on a second factor and signs in with it.
+		open(t, checker, p.root+"/portal/account/totp")
+		secret := read(t, checker, chromedp.Text(chromedp.CSS("#totp-secret")))
+		code, err := totp.GenerateCode(secret, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		browse(t, checker, chromedp.SendKeys(chromedp.CSS(`input[name="code"]`), code), chromedp.Submit(chromedp.CSS(`input[name="code"]`)))
+		waitLocation(t, checker, p.root+"/portal/account/totp")
+		if got := read(t, checker, chromedp.Text(chromedp.CSS("main"))); !strings.Contains(got, "second factor is on") {
+			t.Fatalf("after confirming the code: %q", got)
+		}
+		browse(t, checker, chromedp.Click(chromedp.CSS(`header button`)))
+		waitLocation(t, checker, p.root+"/portal/login")
+		if status := open(t, checker, p.root+"/portal/payouts"); status != 200 || read(t, checker, chromedp.Location()) != p.root+"/portal/login" {
+			t.Errorf("after signing out, /portal/payouts shows %s", read(t, checker, chromedp.Location()))
+		}
+		code, _ = totp.GenerateCode(secret, time.Now())
+		signIn(t, checker, p, "checker@shop.example", "correct horse battery", code)
+	})
+}
