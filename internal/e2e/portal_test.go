@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"payd/internal/merchant"
 )
@@ -353,8 +354,20 @@ func TestPortalUsersAndKeys(t *testing.T) {
 		if a := admin.post("/portal/users", "/portal/users/"+adminID+"/role", map[string]string{"role": "viewer"}); a.status != http.StatusConflict {
 			t.Errorf("demoting the last admin: %d, want 409", a.status)
 		}
+		recv := newHookReceiver(t, false)
+		ping := p.post("/v2/webhooks/test", m, map[string]any{"endpoint_url": recv.URL})
+		want(t, ping, 201)
+		event := str(ping.JSON(t), "id")
+		waitUntil(t, "a failed attempt logged", 10*time.Second, func() bool {
+			return strings.Contains(admin.do("GET", "/portal/developers?status=pending", nil).body, "503")
+		})
+		recv.healthy.Store(true)
+		if a := admin.post("/portal/developers", "/portal/developers/deliveries/"+event+"/resend", nil); a.status != http.StatusSeeOther {
+			t.Errorf("resend: %d", a.status)
+		}
+		waitUntil(t, "the resent event delivered", 10*time.Second, func() bool { return recv.count(event) == 1 })
 		audit := admin.do("GET", "/portal/audit", nil).body
-		for _, action := range []string{"user_added", "app_created", "login"} {
+		for _, action := range []string{"user_added", "app_created", "login", "webhook_resent"} {
 			if !strings.Contains(audit, action) {
 				t.Errorf("the audit log lacks %s", action)
 			}
@@ -375,6 +388,10 @@ func TestPortalTenancy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		recv := newHookReceiver(t, true)
+		ping := p.post("/v2/webhooks/test", a, map[string]any{"endpoint_url": recv.URL})
+		want(t, ping, 201)
+		aEvent := str(ping.JSON(t), "id")
 		b := p.merchant("AUD")["AUD"]
 		bAdmin := p.newPortalUser(t, b.MerchantID, "b-admin@shop.example", merchant.Admin)
 		for path, status := range map[string]int{"/portal/payouts/" + po: 404} {
@@ -388,6 +405,7 @@ func TestPortalTenancy(t *testing.T) {
 			{"/portal/developers/apps/" + a.AppID + "/revoke", "", ""},
 			{"/portal/users/" + aUser.UserID + "/role", "role", "viewer"},
 			{"/portal/users/" + aUser.UserID + "/disable", "", ""},
+			{"/portal/developers/deliveries/" + aEvent + "/resend", "", ""},
 		} {
 			fields := map[string]string{}
 			if action.field != "" {

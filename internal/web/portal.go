@@ -22,6 +22,7 @@ import (
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/store"
+	"payd/internal/webhook"
 )
 
 // The merchant portal (CONTRACT §13): server-rendered pages under /portal/,
@@ -54,6 +55,7 @@ type PortalDeps struct {
 	Merchants *merchant.Service
 	Payouts   *payout.Service
 	Payins    *payin.Service
+	Webhooks  *webhook.Dispatcher
 	DB        *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
@@ -107,6 +109,7 @@ func (p *Pages) mountPortal() {
 	m.HandleFunc("POST /portal/developers/apps", h.signedIn(h.createApp))
 	m.HandleFunc("POST /portal/developers/apps/{app_id}/revoke", h.signedIn(h.revokeApp))
 	m.HandleFunc("POST /portal/developers/webhook-secret/rotate", h.signedIn(h.rotateSecret))
+	m.HandleFunc("POST /portal/developers/deliveries/{id}/resend", h.signedIn(h.resend))
 	m.HandleFunc("GET /portal/users", h.signedIn(h.users))
 	m.HandleFunc("POST /portal/users", h.signedIn(h.addUser))
 	m.HandleFunc("POST /portal/users/{id}/role", h.signedIn(h.setRole))
@@ -508,8 +511,41 @@ func (h *portalPages) developersPage(w http.ResponseWriter, r *http.Request, s p
 			return
 		}
 	}
+	status := webhook.Status(r.URL.Query().Get("status"))
+	if status != webhook.Pending && status != webhook.Delivered && status != webhook.Failed {
+		status = ""
+	}
+	deliveries, err := h.Webhooks.Recent(r.Context(), s.MerchantID, status, 50)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "developers", h.page(s, "Developers", map[string]any{"Apps": apps, "Currencies": currencies,
-		"Secret": secret, "IsAdmin": s.Role == merchant.Admin, "CanManage": true, "NewApp": newApp, "NewSecret": newSecret}))
+		"Secret": secret, "IsAdmin": s.Role == merchant.Admin, "CanManage": true, "NewApp": newApp, "NewSecret": newSecret,
+		"Deliveries": deliveries, "Status": string(status)}))
+}
+
+// resend queues a webhook event for another attempt now.
+func (h *portalPages) resend(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	if s.Role != merchant.Admin && s.Role != merchant.Developer {
+		h.fail(w, r, s, portal.Forbidden("resend webhooks"))
+		return
+	}
+	id := r.PathValue("id")
+	_, err := store.Do(r.Context(), h.DB, func(tx *store.Tx) (webhook.Delivery, error) {
+		dl, err := h.Webhooks.Resend(r.Context(), tx, s.MerchantID, id)
+		if err != nil {
+			return dl, err
+		}
+		return dl, portal.Audit(r.Context(), tx, portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "webhook_resent", Subject: id,
+			Client: h.client(r), At: dl.CreatedAt.T})
+	})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	portalHeaders(w)
+	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
 }
 
 func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal.Session) {

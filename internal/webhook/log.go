@@ -65,6 +65,36 @@ func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([
 	return out, nil
 }
 
+// Recent lists merchantID's latest events, newest first, with their
+// attempts; status, when set, keeps only events in it.
+func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Status, limit int) ([]Delivery, error) {
+	rows, err := d.db.Read().QueryContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
+		FROM webhook_events WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
+		merchantID, string(status), min(limit, maxListed))
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	out := []Delivery{}
+	for rows.Next() {
+		dl, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, dl)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	var dl Delivery
 	var next, delivered sql.NullInt64
