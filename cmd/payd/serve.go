@@ -86,7 +86,8 @@ func printDemo(w io.Writer, d merchant.Demo, base string) {
 	}
 	first := d.Accounts[0]
 	fmt.Fprintf(w, "\nTry it:\n  curl -s %s/api/v2/balances -H 'app-id: %s' -H 'secret-key: %s'\n", base, first.AppID, first.SecretKey)
-	fmt.Fprintf(w, "API reference: %s/api/docs (the OpenAPI document: %s/api/openapi.json)\n\n", base, base)
+	fmt.Fprintf(w, "API reference: %s/api/docs (the OpenAPI document: %s/api/openapi.json)\n", base, base)
+	fmt.Fprintf(w, "Merchant portal: %s/portal/ (sign in with the portal login above)\n\n", base)
 }
 
 func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
