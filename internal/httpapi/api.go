@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"payd/internal/apidocs"
+	"payd/internal/bank"
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
@@ -59,6 +60,7 @@ type Deps struct {
 	Payins        *payin.Service
 	Payouts       *payout.Service
 	PayIDs        *payid.Service
+	Banks         *bank.Directory
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -125,9 +127,11 @@ type route struct {
 	// body and response are zero values of the request and response types, for the OpenAPI document.
 	body     any
 	response any
-	status   int
-	errors   []int
-	handle   http.HandlerFunc
+	// responses are the success answer's shapes when it has several (one of them).
+	responses []any
+	status    int
+	errors    []int
+	handle    http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
 	// merchantLane group-commits the route's transactions with the caller's
@@ -225,6 +229,7 @@ func (a *API) table() []route {
 	out = append(out, a.payoutRoutes()...)
 	out = append(out, a.payoutV1Routes()...)
 	out = append(out, a.payidRoutes()...)
+	out = append(out, a.bankRoutes()...)
 	return out
 }
 

@@ -168,7 +168,13 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		}
 		responses := map[string]any{}
 		ok := map[string]any{"description": "Success."}
-		if rt.response != nil {
+		if len(rt.responses) > 0 {
+			var shapes []any
+			for _, r := range rt.responses {
+				shapes = append(shapes, g.schema(reflect.TypeOf(r)))
+			}
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": shapes}}}
+		} else if rt.response != nil {
 			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok

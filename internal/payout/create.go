@@ -365,6 +365,11 @@ func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params ma
 	}
 	if !s.hasBank(m, code) {
 		f.Add(field+"."+m.BankField, fmt.Sprintf("%q is not one of %s's banks: GET /v2/payouts/payout_method/params lists them", code, m.Code))
+		return
+	}
+	branch, _ := params["branch_code"].(string)
+	if dir, ok := s.banks.(BranchDirectory); ok && branch != "" && !dir.HasBranch(m.Code, code, branch) {
+		f.Add(field+".branch_code", fmt.Sprintf("%q is not a branch of bank %s: GET /v2/banks/branches?bank_code=%s lists them", branch, code, code))
 	}
 }
 

@@ -212,3 +212,9 @@ type Bank struct {
 type Banks interface {
 	Banks(method string) []Bank
 }
+
+// BranchDirectory is a directory that also knows each bank's branches (the
+// Zengin directory does): a method's branch_code must then be one of them.
+type BranchDirectory interface {
+	HasBranch(method, bankCode, branchCode string) bool
+}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"payd/internal/bank"
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
@@ -66,6 +67,7 @@ type Server struct {
 	Payins    *payin.Service
 	Payouts   *payout.Service
 	PayIDs    *payid.Service
+	Banks     *bank.Directory
 	Portal    *portal.Service
 	Pages     *web.Pages
 	API       *httpapi.API
@@ -134,8 +136,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	} else {
 		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
 	}
+	banks, err := bank.NewDirectory()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.Banks = banks
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Rail: network, Banks: nil})
+		Policy: policy, Rail: network, Banks: banks})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Portal = portal.NewService(db, merchantClock)
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
@@ -144,7 +152,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
 	})
 	return s, nil
 }
