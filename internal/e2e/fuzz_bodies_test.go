@@ -38,6 +38,8 @@ var countedTables = []string{
 	"contacts", "customers", "kyc_submissions", "kyc_documents", "verification_messages", "verification_tokens",
 	"jobs", "idempotency_keys",
 	"payids", "payment_requests", "static_payids", "static_payid_payments",
+	"portal_sessions", "portal_login_failures", "portal_invites", "audit_log",
+	"settlement_configs", "settlements",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

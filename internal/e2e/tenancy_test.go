@@ -36,6 +36,7 @@ type tenantRecords struct {
 	requestID, requestPayID, receivedRequestID string
 	requestExternalID                          string
 	staticPayID, staticCustomerID              string
+	settlementUUID, treasuryNumber             string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
@@ -45,7 +46,7 @@ type tenantRecords struct {
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -94,6 +95,14 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	a.staticPayID = str(static.JSON(t), "static_payid")
 	want(t, p.payInto(aud, a.staticPayID, "21.00", "ALICE"), 200)
 	p.runDue(aud)
+	want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &aud, body: map[string]any{"frequency": "on_demand", "external_bank_account": audBank}}), 200)
+	a.settlementUUID = str(p.post("/v2/settlements", aud, map[string]any{"amount": "10"}).JSON(t), "uuid")
+	p.advance(aud, 10) // the rail answers: nothing of A's moves while B looks
+	treasury, err := p.srv.Merchants.OpenTreasury(context.Background(), aud.MerchantID, "AUD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.treasuryNumber = treasury.AccountNumber
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -279,6 +288,10 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "static PayIDs by A's customer id", method: "GET", path: "/v1/customers/get_static_open_payids?customer_id=" + a.staticCustomerID, as: "AUD", status: 200},
 		{name: "static PayIDs by A's PayID", method: "GET", path: "/v1/customers/get_static_open_payids?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
 		{name: "static PayID payments by A's PayID", method: "GET", path: "/v1/customers/static_payid_payments?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
+
+		{name: "settle into A's treasury account", method: "PUT", path: "/v2/settlements/config", as: "AUD",
+			body: map[string]any{"frequency": "on_demand", "treasury_account_id": a.treasuryNumber}, status: 422, code: "VALIDATION_FAILED"},
+		{name: "settlement detail", method: "GET", path: "/v2/settlements/detail?uuid=" + a.settlementUUID, as: "AUD", status: 404, code: nf},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
@@ -522,7 +535,7 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
 					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all", "/v1/payment_requests",
-					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments"} {
+					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)

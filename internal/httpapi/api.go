@@ -28,6 +28,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/proxy"
 	"payd/internal/ratelimit"
+	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -61,6 +62,7 @@ type Deps struct {
 	Payouts       *payout.Service
 	PayIDs        *payid.Service
 	Banks         *bank.Directory
+	Settlements   *settlement.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -230,6 +232,7 @@ func (a *API) table() []route {
 	out = append(out, a.payoutV1Routes()...)
 	out = append(out, a.payidRoutes()...)
 	out = append(out, a.bankRoutes()...)
+	out = append(out, a.settlementRoutes()...)
 	return out
 }
 

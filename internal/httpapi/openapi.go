@@ -14,6 +14,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/settlement"
 	"payd/internal/webhook"
 )
 
@@ -71,6 +72,8 @@ var events = []event{
 		"payment_request.return_received", "payment_request.return_expired", "payment_request.return_rejected"},
 		"A one-time PayID payment request was created or changed status (to its payment_request_notification).", []any{payid.PaymentRequest{}}},
 	{[]string{"static_payid.payment"}, "A payment arrived in a static open PayID (to its customer_notification).", []any{payid.StaticPayment{}}},
+	{[]string{"settlement.processing", "settlement.completed", "settlement.failed"},
+		"A settlement was submitted or finished (to its account's settlement config webhook_notification).", []any{settlement.Settlement{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }
 

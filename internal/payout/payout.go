@@ -151,7 +151,7 @@ func NewService(d Deps) *Service {
 	d.Queue.Handle(jobRelease, s.releaseJob)
 	d.Queue.Handle(jobSubmit, s.submitJob)
 	d.Queue.Handle(jobExpireHold, s.expireHoldJob)
-	d.Rail.Listen(s.settle)
+	d.Rail.Listen("", s.settle)
 	return s
 }
 

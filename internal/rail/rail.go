@@ -48,8 +48,10 @@ type Rail interface {
 	// Submit returns (a crash, say), and the submission is then made again
 	// with the same Key, which a network rail must deduplicate.
 	Submit(ctx context.Context, tx *store.Tx, t Transfer) error
-	// Listen sets where outcomes go. It is called once, before any Submit.
-	Listen(h OutcomeHandler)
+	// Listen sets where the outcomes of transfers whose Key begins with
+	// prefix go (the longest prefix wins; "" takes the rest). Each domain
+	// that submits transfers listens once, before its first Submit.
+	Listen(prefix string, h OutcomeHandler)
 }
 
 // None is the rail of a production deployment that has no payment network
@@ -64,4 +66,4 @@ func (None) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
 }
 
 // Listen does nothing: no outcome ever comes.
-func (None) Listen(OutcomeHandler) {}
+func (None) Listen(string, OutcomeHandler) {}

@@ -22,22 +22,34 @@ const jobSandboxOutcome = "rail.sandbox.outcome"
 // rail_submissions, one row per Key, counting repeats, so a test can see that
 // each transfer reached the network exactly once.
 type Sandbox struct {
-	queue   *job.Queue
-	clock   merchant.Clock
-	handler OutcomeHandler
+	queue    *job.Queue
+	clock    merchant.Clock
+	handlers map[string]OutcomeHandler
 	// Delay is how long the network takes to answer.
 	Delay time.Duration
 }
 
 // NewSandbox returns the sandbox rail and registers its job with queue.
 func NewSandbox(queue *job.Queue, clk merchant.Clock) *Sandbox {
-	s := &Sandbox{queue: queue, clock: clk, Delay: 3 * time.Second}
+	s := &Sandbox{queue: queue, clock: clk, Delay: 3 * time.Second, handlers: map[string]OutcomeHandler{}}
 	queue.Handle(jobSandboxOutcome, s.answer)
 	return s
 }
 
-// Listen sets where outcomes go.
-func (s *Sandbox) Listen(h OutcomeHandler) { s.handler = h }
+// Listen sets where the outcomes of keys beginning with prefix go.
+func (s *Sandbox) Listen(prefix string, h OutcomeHandler) { s.handlers[prefix] = h }
+
+// handler is the listener of key: the one with the longest matching prefix.
+func (s *Sandbox) handler(key string) OutcomeHandler {
+	var best OutcomeHandler
+	bestLen := -1
+	for prefix, h := range s.handlers {
+		if strings.HasPrefix(key, prefix) && len(prefix) > bestLen {
+			best, bestLen = h, len(prefix)
+		}
+	}
+	return best
+}
 
 // Submit records t and schedules the network's answer.
 func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
@@ -84,10 +96,11 @@ func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if reason := SandboxFailure(params); reason != "" {
 		o.Done, o.Reason = false, reason
 	}
-	if s.handler == nil {
+	h := s.handler(ref.Key)
+	if h == nil {
 		return fmt.Errorf("sandbox outcome %s: no outcome handler", ref.Key)
 	}
-	return s.handler(ctx, tx, o)
+	return h(ctx, tx, o)
 }
 
 // SandboxFailure is why the sandbox network refuses a transfer to params, or

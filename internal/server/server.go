@@ -27,6 +27,7 @@ import (
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/rail"
+	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/web"
 	"payd/internal/webhook"
@@ -57,21 +58,22 @@ type Config struct {
 
 // Server is a running payd's parts.
 type Server struct {
-	cfg       Config
-	DB        *store.DB
-	Queue     *job.Queue
-	Merchants *merchant.Service
-	Deposits  *deposit.Service
-	Webhooks  *webhook.Dispatcher
-	Contacts  *contact.Service
-	Payins    *payin.Service
-	Payouts   *payout.Service
-	PayIDs    *payid.Service
-	Banks     *bank.Directory
-	Portal    *portal.Service
-	Pages     *web.Pages
-	API       *httpapi.API
-	Metrics   *httpapi.Metrics
+	cfg         Config
+	DB          *store.DB
+	Queue       *job.Queue
+	Merchants   *merchant.Service
+	Deposits    *deposit.Service
+	Webhooks    *webhook.Dispatcher
+	Contacts    *contact.Service
+	Payins      *payin.Service
+	Payouts     *payout.Service
+	PayIDs      *payid.Service
+	Banks       *bank.Directory
+	Settlements *settlement.Service
+	Portal      *portal.Service
+	Pages       *web.Pages
+	API         *httpapi.API
+	Metrics     *httpapi.Metrics
 }
 
 // Open connects to the database, migrates it, and builds the services.
@@ -144,6 +146,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Banks = banks
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks})
+	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
+		Policy: policy, Rail: network, Banks: banks})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Portal = portal.NewService(db, merchantClock)
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
@@ -152,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
 	})
 	return s, nil
 }

@@ -1,0 +1,390 @@
+package settlement
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/rail"
+	"payd/internal/store"
+	"payd/internal/webhook"
+)
+
+// PutConfig sets an account's frequency and its one beneficiary. It applies
+// to later settlements only. Turning end_of_day on schedules the end of
+// today, on the merchant's time zone.
+func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Principal, r ConfigRequest) (Config, error) {
+	currency := currencyOf(p, r.Currency)
+	f := fault.Fields{}
+	if r.Frequency != EndOfDay && r.Frequency != OnDemand {
+		f.Add("frequency", "must be end_of_day or on_demand")
+	}
+	if (r.TreasuryAccountID == "") == (r.ExternalBankAccount == nil) {
+		f.Add("treasury_account_id", "give exactly one of treasury_account_id and external_bank_account")
+	}
+	if r.ExternalBankAccount != nil {
+		r.ExternalBankAccount.check(f, currency, s.banks)
+	}
+	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
+	if err := f.Err(); err != nil {
+		return Config{}, err
+	}
+	acc, err := account(ctx, tx, p, currency)
+	if err != nil {
+		return Config{}, err
+	}
+	var treasury any
+	if r.TreasuryAccountID != "" {
+		t, err := merchant.AccountByNumber(ctx, tx, p.MerchantID, r.TreasuryAccountID)
+		if err != nil || t.Kind != merchant.Treasury || t.Currency != currency {
+			return Config{}, fault.Field("treasury_account_id", fmt.Sprintf("is not one of your %s treasury accounts", currency))
+		}
+		treasury = t.ID
+	}
+	bank := ""
+	if r.ExternalBankAccount != nil {
+		raw, _ := json.Marshal(r.ExternalBankAccount)
+		bank = string(raw)
+	}
+	now := s.clock.Of(p)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settlement_configs (account_id, merchant_id, currency, frequency, treasury_account_id, bank_account,
+		endpoint_url, authorization_header, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (account_id) DO UPDATE SET frequency = excluded.frequency, treasury_account_id = excluded.treasury_account_id,
+		bank_account = excluded.bank_account, endpoint_url = excluded.endpoint_url, authorization_header = excluded.authorization_header,
+		updated_at = excluded.updated_at`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasury, bank,
+		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
+		return Config{}, fmt.Errorf("set settlement config: %w", err)
+	}
+	if r.Frequency == EndOfDay {
+		if err := s.scheduleDay(ctx, tx, p.MerchantID, acc.ID, localDate(now, p.Timezone)); err != nil {
+			return Config{}, err
+		}
+	}
+	c, _, err := s.readConfig(ctx, tx, acc.ID)
+	c.Currency = currency
+	return c, err
+}
+
+// SubmitRequest is the body of POST /v2/settlements.
+type SubmitRequest struct {
+	Currency string      `json:"currency,omitempty" doc:"Absent: the calling app's currency."`
+	Amount   money.Input `json:"amount,omitempty" doc:"Absent: all of the withdrawable balance, less the fee." example:"250.00"`
+}
+
+// Submit asks for a settlement now (either frequency).
+func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal, r SubmitRequest) (Settlement, error) {
+	currency := currencyOf(p, r.Currency)
+	acc, err := account(ctx, tx, p, currency)
+	if err != nil {
+		return Settlement{}, err
+	}
+	c, err := money.Lookup(currency)
+	if err != nil {
+		return Settlement{}, err
+	}
+	var amount int64
+	if !r.Amount.IsZero() {
+		if amount, _, err = money.ParseField("amount", r.Amount, c); err != nil {
+			return Settlement{}, err
+		}
+	}
+	st, err := s.settle(ctx, tx, p.MerchantID, acc, amount, OnDemand, "", s.clock.Of(p))
+	if err != nil {
+		return Settlement{}, err
+	}
+	return st.view(), nil
+}
+
+// row is a settlement as stored.
+type row struct {
+	uuid, merchantID, currency, balanceID, beneficiary, endpoint, auth string
+	accountID, amount, fee, createdAt, updatedAt                       int64
+	status                                                             Status
+	frequency                                                          Frequency
+	treasuryID, completedAt                                            sql.NullInt64
+	eodDate, failure                                                   sql.NullString
+}
+
+const rowColumns = `uuid, merchant_id, currency, balance_id, beneficiary, endpoint_url, authorization_header, account_id, amount, fee,
+	created_at, updated_at, status, frequency, treasury_account_id, completed_at, eod_date, failure_reason`
+
+func scanRow(sc interface{ Scan(...any) error }) (row, error) {
+	var r row
+	err := sc.Scan(&r.uuid, &r.merchantID, &r.currency, &r.balanceID, &r.beneficiary, &r.endpoint, &r.auth, &r.accountID, &r.amount, &r.fee,
+		&r.createdAt, &r.updatedAt, &r.status, &r.frequency, &r.treasuryID, &r.completedAt, &r.eodDate, &r.failure)
+	return r, err
+}
+
+func (r row) view() Settlement {
+	c, _ := money.Lookup(r.currency)
+	v := Settlement{UUID: r.uuid, Currency: r.currency, Amount: money.StringOf(r.amount, c), Fee: money.StringOf(r.fee, c),
+		Status: r.status, Frequency: r.frequency, BalanceID: r.balanceID, Reference: r.uuid, CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
+	json.Unmarshal([]byte(r.beneficiary), &v.Beneficiary)
+	if r.eodDate.Valid {
+		v.Reference = r.eodDate.String
+	}
+	if r.completedAt.Valid {
+		v.CompletedAt = &clock.Time{T: clock.FromMillis(r.completedAt.Int64)}
+	}
+	if r.failure.Valid {
+		v.FailureReason = &r.failure.String
+	}
+	return v
+}
+
+// settle submits a settlement of amount (0: everything withdrawable less
+// the fee) from acc to its configured beneficiary. eodDate marks an
+// end-of-day settlement: one per account and local date.
+func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, acc merchant.Account, amount int64, freq Frequency, eodDate string, now time.Time) (row, error) {
+	cfg, treasuryID, err := s.readConfig(ctx, tx, acc.ID)
+	if err != nil {
+		return row{}, err
+	}
+	if cfg.UpdatedAt == nil {
+		return row{}, fault.Rule("NO_BENEFICIARY", "set a beneficiary first: PUT /v2/settlements/config")
+	}
+	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+		return row{}, err
+	}
+	balances, err := ledger.Balances(ctx, tx, merchantID, string(merchant.Payments), acc.Currency)
+	if err != nil {
+		return row{}, err
+	}
+	var withdrawable int64
+	for _, b := range balances {
+		if b.AccountID == acc.ID {
+			withdrawable = b.Withdrawable
+		}
+	}
+	c, err := money.Lookup(acc.Currency)
+	if err != nil {
+		return row{}, err
+	}
+	fee := feeMinor[acc.Currency]
+	if amount == 0 {
+		amount = withdrawable - fee
+	}
+	if amount <= 0 || amount+fee > withdrawable {
+		return row{}, fault.Rule(fault.CodeInsufficientFunds, "%s %s is withdrawable; a settlement of it takes a fee of %s",
+			money.Format(withdrawable, c), c.Code, money.Format(fee, c))
+	}
+	uuid := store.RandomID(store.UUIDLen)
+	rec := ledger.Record{MerchantID: merchantID, AccountID: acc.ID, Currency: acc.Currency, RequestType: ledger.MoneyOut,
+		TransactionType: ledger.Settlement, Status: ledger.Waiting, Amount: amount, Fees: fee, Outgoing: amount + fee, Total: amount + fee,
+		ReferenceID: uuid, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return row{}, err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: merchantID, Currency: acc.Currency, Kind: "settlement.submit", RecordID: rec.ID, At: now,
+		Legs: []ledger.Leg{
+			{Account: acc.ID, Bucket: ledger.Available, Amount: -(amount + fee)},
+			{Account: acc.ID, Bucket: ledger.Outgoing, Amount: amount + fee},
+		}}); err != nil {
+		return row{}, err
+	}
+	beneficiary, _ := json.Marshal(Beneficiary{TreasuryAccountID: cfg.TreasuryAccountID, ExternalBankAccount: cfg.ExternalBankAccount})
+	var treasury, eod any
+	if treasuryID != 0 {
+		treasury = treasuryID
+	}
+	if eodDate != "" {
+		eod = eodDate
+	}
+	endpoint, auth := "", ""
+	if cfg.WebhookNotification != nil {
+		endpoint, auth = cfg.WebhookNotification.EndpointURL, cfg.WebhookNotification.AuthorizationHeader
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settlements (uuid, merchant_id, account_id, currency, amount, fee, status, frequency, beneficiary,
+		treasury_account_id, balance_id, eod_date, endpoint_url, authorization_header, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+		uuid, merchantID, acc.ID, acc.Currency, amount, fee, string(Processing), string(freq), string(beneficiary), treasury, rec.ID, eod,
+		endpoint, auth, now.UnixMilli()); err != nil {
+		return row{}, fmt.Errorf("store settlement: %w", err)
+	}
+	r, err := s.get(ctx, tx, merchantID, uuid)
+	if err != nil {
+		return row{}, err
+	}
+	if err := s.emit(ctx, tx, r, now); err != nil {
+		return row{}, err
+	}
+	if fundingChecked[acc.Currency] {
+		// JPY, VND, IDR and INR wait in processing for the funding check.
+		return r, s.queue.Enqueue(ctx, tx, jobFunded, ref{MerchantID: merchantID, UUID: uuid}, job.Options{ClockOf: merchantID, RunAt: now.Add(s.FundingDelay)})
+	}
+	return r, s.release(ctx, tx, &r, now)
+}
+
+type ref struct {
+	MerchantID string `json:"merchant_id"`
+	UUID       string `json:"uuid"`
+}
+
+// release sends a settlement on: into the treasury account at once, or to
+// the rail for an external bank account.
+func (s *Service) release(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
+	if r.treasuryID.Valid {
+		return s.complete(ctx, tx, r, true, "", now)
+	}
+	var b Beneficiary
+	if err := json.Unmarshal([]byte(r.beneficiary), &b); err != nil || b.ExternalBankAccount == nil {
+		return fmt.Errorf("settlement %s: no beneficiary", r.uuid)
+	}
+	params := map[string]any{"account_number": b.ExternalBankAccount.AccountNumber, "account_name": b.ExternalBankAccount.AccountName,
+		"bsb": b.ExternalBankAccount.BSB, "bank_code": b.ExternalBankAccount.BankCode, "branch_code": b.ExternalBankAccount.BranchCode,
+		"swift_code": b.ExternalBankAccount.SwiftCode}
+	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + r.uuid, MerchantID: r.merchantID, Method: "settlement",
+		Currency: r.currency, AmountMinor: r.amount, Params: params})
+}
+
+// fundedJob ends a settlement's funding check.
+func (s *Service) fundedJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var rf ref
+	if err := json.Unmarshal(j.Payload, &rf); err != nil {
+		return fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	r, now, err := s.locked(ctx, tx, rf.MerchantID, rf.UUID)
+	if err != nil || r.status != Processing {
+		return err
+	}
+	return s.release(ctx, tx, &r, now)
+}
+
+// outcome applies the rail's word on a settlement.
+func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
+	r, now, err := s.locked(ctx, tx, o.MerchantID, o.Key[len(keyPrefix):])
+	if err != nil || r.status != Processing {
+		return err
+	}
+	return s.complete(ctx, tx, &r, o.Done, o.Reason, now)
+}
+
+// locked reads a settlement with its account's ledger lock, and the merchant's time.
+func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
+	r, err := s.get(ctx, tx, merchantID, uuid)
+	if err != nil {
+		return row{}, time.Time{}, err
+	}
+	if err := ledger.LockAccount(ctx, tx, r.accountID, r.currency); err != nil {
+		return row{}, time.Time{}, err
+	}
+	if r, err = s.get(ctx, tx, merchantID, uuid); err != nil {
+		return row{}, time.Time{}, err
+	}
+	now, err := s.clock.Read(ctx, tx, merchantID)
+	return r, now, err
+}
+
+// complete ends a settlement: done, its amount leaves outgoing (into the
+// treasury account's available, with a Transfer In record there, or out);
+// failed, amount and fee return to available.
+func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, done bool, reason string, now time.Time) error {
+	legs := []ledger.Leg{{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(r.amount + r.fee)}}
+	status, final := Completed, ledger.Done
+	switch {
+	case !done:
+		status, final = Failed, ledger.Failed
+		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Available, Amount: r.amount + r.fee})
+	case r.treasuryID.Valid:
+		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
+			ledger.Leg{Account: r.treasuryID.Int64, Bucket: ledger.Available, Amount: r.amount})
+	default:
+		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
+			ledger.Leg{Account: r.accountID, Bucket: ledger.External, Amount: r.amount})
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "settlement." + string(status),
+		RecordID: r.balanceID, At: now, Legs: legs}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, r.merchantID, r.balanceID, final, now); err != nil {
+		return err
+	}
+	if done && r.treasuryID.Valid {
+		in := ledger.Record{MerchantID: r.merchantID, AccountID: r.treasuryID.Int64, Currency: r.currency, RequestType: ledger.MoneyIn,
+			TransactionType: ledger.TransferIn, Status: ledger.Done, Amount: r.amount, Total: r.amount, ReferenceID: r.uuid, CreatedAt: now}
+		if err := ledger.CreateRecord(ctx, tx, &in); err != nil {
+			return err
+		}
+	}
+	var failure any
+	if !done {
+		failure = reason
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE settlements SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2 WHERE uuid = $4`,
+		string(status), now.UnixMilli(), failure, r.uuid); err != nil {
+		return fmt.Errorf("settlement %s: %w", r.uuid, err)
+	}
+	updated, err := s.get(ctx, tx, r.merchantID, r.uuid)
+	if err != nil {
+		return err
+	}
+	*r = updated
+	return s.emit(ctx, tx, updated, now)
+}
+
+func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) error {
+	if r.endpoint == "" {
+		return nil
+	}
+	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "settlement." + string(r.status), RecordUUID: r.uuid,
+		Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: r.view(), At: now})
+	return err
+}
+
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
+	r, err := scanRow(q.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM settlements WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID))
+	if isNoRows(err) {
+		return row{}, fault.NotFoundf("no settlement %s", uuid)
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("read settlement %s: %w", uuid, err)
+	}
+	return r, nil
+}
+
+// Get is one settlement.
+func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (Settlement, error) {
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid)
+	if err != nil {
+		return Settlement{}, err
+	}
+	return r.view(), nil
+}
+
+// List is a page of the merchant's settlements in the caller's currency, newest first.
+func (s *Service) List(ctx context.Context, p merchant.Principal, currency string, page, perPage int) ([]Settlement, int, error) {
+	currency = currencyOf(p, currency)
+	var total int
+	if err := s.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM settlements WHERE merchant_id = $1 AND currency = $2`, p.MerchantID, currency).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count settlements: %w", err)
+	}
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT `+rowColumns+` FROM settlements WHERE merchant_id = $1 AND currency = $2
+		ORDER BY created_at DESC, uuid DESC LIMIT $3 OFFSET $4`, p.MerchantID, currency, perPage, (page-1)*perPage)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list settlements: %w", err)
+	}
+	defer rows.Close()
+	var out []Settlement
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, r.view())
+	}
+	return out, total, rows.Err()
+}
