@@ -245,4 +245,3 @@ func TestSettlementTenancy(t *testing.T) {
 		}
 	})
 }
-
