@@ -109,7 +109,12 @@ func TestPortalSignInAndPages(t *testing.T) {
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD", "JPY")["AUD"]
 		p.fund(m, "250")
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "external_bank_account": audBank}}), 200)
+		settled := str(p.post("/v2/settlements", m, map[string]any{"amount": "10"}).JSON(t), "uuid")
 		admin := p.newPortalUser(t, m.MerchantID, "admin@shop.example", merchant.Admin)
+		if page := admin.do("GET", "/portal/settlements?currency=AUD", nil); !strings.Contains(page.body, settled) {
+			t.Errorf("the settlements page does not list %s", settled)
+		}
 		var session *http.Cookie
 		for _, c := range admin.c.Jar.Cookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(p.root, "http://"), Path: "/portal/"}) {
 			if c.Name == "payd_session" {
@@ -120,7 +125,7 @@ func TestPortalSignInAndPages(t *testing.T) {
 			t.Fatal("no payd_session cookie after sign-in")
 		}
 		home := admin.do("GET", "/portal/", nil)
-		if home.status != 200 || !strings.Contains(home.body, "250.00") || !strings.Contains(home.body, "JPY") {
+		if home.status != 200 || !strings.Contains(home.body, "239.00") || !strings.Contains(home.body, "JPY") {
 			t.Errorf("balances page: %d\n%.800s", home.status, home.body)
 		}
 		for _, h := range []struct{ name, want string }{

@@ -151,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Portal = portal.NewService(db, merchantClock)
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, DB: db, Trust: cfg.TrustedProxies}})
+		Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,

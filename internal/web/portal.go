@@ -21,6 +21,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/portal"
 	"payd/internal/proxy"
+	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -51,12 +52,13 @@ const (
 
 // PortalDeps are what the portal's pages need.
 type PortalDeps struct {
-	Portal    *portal.Service
-	Merchants *merchant.Service
-	Payouts   *payout.Service
-	Payins    *payin.Service
-	Webhooks  *webhook.Dispatcher
-	DB        *store.DB
+	Portal      *portal.Service
+	Merchants   *merchant.Service
+	Payouts     *payout.Service
+	Payins      *payin.Service
+	Webhooks    *webhook.Dispatcher
+	Settlements *settlement.Service
+	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
 }
@@ -103,7 +105,7 @@ func (p *Pages) mountPortal() {
 	m.HandleFunc("GET /portal/payouts/{uuid}", h.signedIn(h.payout))
 	m.HandleFunc("POST /portal/payouts/{uuid}/approve", h.signedIn(h.decide(true)))
 	m.HandleFunc("POST /portal/payouts/{uuid}/reject", h.signedIn(h.decide(false)))
-	m.HandleFunc("GET /portal/settlements", h.signedIn(h.empty("Settlements", "No settlements yet: settlements are not built in this version of payd.")))
+	m.HandleFunc("GET /portal/settlements", h.signedIn(h.settlements))
 	m.HandleFunc("GET /portal/reports", h.signedIn(h.empty("Reports", "No settlement reports yet: reports are not built in this version of payd.")))
 	m.HandleFunc("GET /portal/developers", h.signedIn(h.developers))
 	m.HandleFunc("POST /portal/developers/apps", h.signedIn(h.createApp))
@@ -477,6 +479,27 @@ func (h *portalPages) createPayout(w http.ResponseWriter, r *http.Request, s por
 	}
 	portalHeaders(w)
 	http.Redirect(w, r, "/portal/payouts/"+url.PathEscape(po.UUID), http.StatusSeeOther)
+}
+
+func (h *portalPages) settlements(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	p, currencies, err := h.principal(r.Context(), s, r.URL.Query().Get("currency"))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	page := pageOf(r)
+	list, total, err := h.Settlements.List(r.Context(), p, p.Currency, page, portalPerPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	config, err := h.Settlements.GetConfig(r.Context(), p, p.Currency)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "settlements", h.page(s, "Settlements", map[string]any{"Currencies": currencies, "Currency": p.Currency,
+		"Config": config, "Settlements": list, "Pager": newPager(r, page, total)}))
 }
 
 func (h *portalPages) empty(title, text string) sessionHandler {
