@@ -19,6 +19,7 @@ import (
 	"payd/internal/contact"
 	"payd/internal/deposit"
 	"payd/internal/fault"
+	"payd/internal/gateway"
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
@@ -55,6 +56,7 @@ type Deps struct {
 	Contacts      *contact.Service
 	Payins        *payin.Service
 	Payouts       *payout.Service
+	Gateway       *gateway.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -214,6 +216,7 @@ func (a *API) table() []route {
 	out = append(out, a.payinRoutes()...)
 	out = append(out, a.payoutRoutes()...)
 	out = append(out, a.payoutV1Routes()...)
+	out = append(out, a.gatewayRoutes()...)
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/contact"
+	"payd/internal/gateway"
 	"payd/internal/money"
 	"payd/internal/payin"
 	"payd/internal/payout"
@@ -66,6 +67,8 @@ var events = []event{
 	{[]string{"payout_transaction.done", "payout_transaction.failed"},
 		"One transaction of a payout settled: the body carries that transaction and its payout's ids, not the whole batch.", []any{payout.TransactionEvent{}}},
 	{[]string{"kyc.pending", "kyc.approved", "kyc.failed"}, "A contact's KYC status changed.", []any{contact.Contact{}}},
+	{[]string{"gateway_payment.failed", "gateway_payment.paid", "gateway_payment.expired"},
+		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }
 

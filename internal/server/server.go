@@ -16,6 +16,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
+	"payd/internal/gateway"
 	"payd/internal/httpapi"
 	"payd/internal/idempotency"
 	"payd/internal/job"
@@ -59,6 +60,7 @@ type Server struct {
 	Contacts  *contact.Service
 	Payins    *payin.Service
 	Payouts   *payout.Service
+	Gateway   *gateway.Service
 	Pages     *web.Pages
 	API       *httpapi.API
 	Metrics   *httpapi.Metrics
@@ -128,12 +130,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: nil})
-	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
+	var cards gateway.CardNetwork = gateway.NoCards{}
+	if cfg.Env == httpapi.Sandbox {
+		cards = gateway.SandboxCards{}
+	}
+	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
+		Policy: policy, Cards: cards, PublicURL: cfg.PublicURL, LinkKey: linkKey})
+	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
+		Gateway: s.Gateway})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
 		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages,
+		Gateway: s.Gateway,
 	})
 	return s, nil
 }

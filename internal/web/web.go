@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"payd/internal/contact"
+	"payd/internal/gateway"
 	"payd/internal/payin"
 )
 
@@ -22,6 +23,9 @@ type Deps struct {
 	PublicURL string
 	Contacts  *contact.Service
 	Payins    *payin.Service
+	// Gateway serves the hosted checkout (/checkout/); CheckoutPayID adds PayID to it when set.
+	Gateway       *gateway.Service
+	CheckoutPayID CheckoutPayID
 }
 
 // Pages serves every browser-facing path (outside /api).
@@ -35,10 +39,11 @@ func New(d Deps) *Pages {
 	p := &Pages{Deps: d, mux: http.NewServeMux()}
 	p.mountVerify()
 	p.mountPay()
+	p.mountCheckout()
 	return p
 }
 
 // Prefixes are the path prefixes the pages own; the API routes them here.
-var Prefixes = []string{"/pay/", "/verify/", "/assets/"}
+var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/checkout/"}
 
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
