@@ -37,6 +37,8 @@ type tenantRecords struct {
 	requestExternalID                          string
 	staticPayID, staticCustomerID              string
 	settlementUUID, treasuryNumber             string
+	// gatewayPaymentID is an integer, too short to swap; gatewayOrderID is swapped.
+	gatewayPaymentID, gatewayOrderID string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
@@ -46,7 +48,7 @@ type tenantRecords struct {
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.gatewayOrderID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -103,6 +105,12 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 		t.Fatal(err)
 	}
 	a.treasuryNumber = treasury.AccountNumber
+	tok := p.get("/v1/payment_gateways/access_token", aud)
+	want(t, tok, 200)
+	a.gatewayOrderID = "a-gateway-order-1"
+	gw := p.gatewayCreate(str(tok.JSON(t), "access_token"), gatewayOrder(a.gatewayOrderID, "20.00", "https://shop.example/thanks", "https://shop.example/hooks"))
+	want(t, gw, 200)
+	a.gatewayPaymentID = num(gw.JSON(t), "payment_id")
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -188,6 +196,9 @@ type tenancyCase struct {
 	body         map[string]any
 	form         map[string]string  // multipart text parts (with kycFiles), instead of body
 	files        map[string]kycFile // the form's files, instead of kycFiles
+	// accessToken sends B's access token in the access-token header instead
+	// of the keys (payment gateway link creation).
+	accessToken bool
 	// status and code are the answer wanted, both for A's identifiers and for
 	// unknown ones: 404 NOT_FOUND for every lookup.
 	status int
@@ -209,6 +220,11 @@ func (c tenancyCase) send(t *testing.T, p *payd, b map[string]creds, swap *strin
 	t.Helper()
 	as := b[c.as]
 	r := req{method: c.method, path: swap.Replace(c.path), as: &as}
+	if c.accessToken {
+		tok := p.get("/v1/payment_gateways/access_token", as)
+		want(t, tok, 200)
+		r.as, r.header = nil, map[string]string{"access-token": str(tok.JSON(t), "access_token")}
+	}
 	switch {
 	case c.form != nil:
 		fields := map[string]string{}
@@ -289,6 +305,9 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "static PayIDs by A's PayID", method: "GET", path: "/v1/customers/get_static_open_payids?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
 		{name: "static PayID payments by A's PayID", method: "GET", path: "/v1/customers/static_payid_payments?payid=" + queryEscape(a.staticPayID), as: "AUD", status: 200},
 
+		{name: "gateway payment by A's payment_id", method: "GET", path: "/v1/payment_gateways/payment?payment_id=" + a.gatewayPaymentID, as: "AUD", status: 404, code: nf},
+		{name: "gateway payment with A's order_id", method: "POST", path: "/v1/payment_gateways/create_payment", as: "AUD", accessToken: true,
+			body: gatewayOrder(a.gatewayOrderID, "20.00", "https://shop.example/thanks", "https://shop.example/hooks"), status: 200},
 		{name: "settle into A's treasury account", method: "PUT", path: "/v2/settlements/config", as: "AUD",
 			body: map[string]any{"frequency": "on_demand", "treasury_account_id": a.treasuryNumber}, status: 422, code: "VALIDATION_FAILED"},
 		{name: "settlement detail", method: "GET", path: "/v2/settlements/detail?uuid=" + a.settlementUUID, as: "AUD", status: 404, code: nf},

@@ -20,6 +20,7 @@ import (
 	"payd/internal/contact"
 	"payd/internal/deposit"
 	"payd/internal/fault"
+	"payd/internal/gateway"
 	"payd/internal/idempotency"
 	"payd/internal/job"
 	"payd/internal/merchant"
@@ -66,6 +67,7 @@ type Deps struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
+	Gateway        *gateway.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -233,6 +235,7 @@ func (a *API) table() []route {
 	out = append(out, a.payidRoutes()...)
 	out = append(out, a.bankRoutes()...)
 	out = append(out, a.settlementRoutes()...)
+	out = append(out, a.gatewayRoutes()...)
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/contact"
+	"payd/internal/gateway"
 	"payd/internal/money"
 	"payd/internal/payid"
 	"payd/internal/payin"
@@ -74,6 +75,8 @@ var events = []event{
 	{[]string{"static_payid.payment"}, "A payment arrived in a static open PayID (to its customer_notification).", []any{payid.StaticPayment{}}},
 	{[]string{"settlement.processing", "settlement.completed", "settlement.failed"},
 		"A settlement was submitted or finished (to its account's settlement config webhook_notification).", []any{settlement.Settlement{}}},
+	{[]string{"gateway_payment.failed", "gateway_payment.paid", "gateway_payment.expired"},
+		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }
 

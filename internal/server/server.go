@@ -17,6 +17,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
+	"payd/internal/gateway"
 	"payd/internal/httpapi"
 	"payd/internal/idempotency"
 	"payd/internal/job"
@@ -71,6 +72,7 @@ type Server struct {
 	Banks       *bank.Directory
 	Settlements *settlement.Service
 	Portal      *portal.Service
+	Gateway     *gateway.Service
 	Pages       *web.Pages
 	API         *httpapi.API
 	Metrics     *httpapi.Metrics
@@ -150,13 +152,19 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Policy: policy, Rail: network, Banks: banks})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Portal = portal.NewService(db, merchantClock)
+	var cards gateway.CardNetwork = gateway.NoCards{}
+	if cfg.Env == httpapi.Sandbox {
+		cards = gateway.SandboxCards{}
+	}
+	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
+		Policy: policy, Cards: cards, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
+		Gateway: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
 	})
 	return s, nil
 }

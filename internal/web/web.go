@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"payd/internal/contact"
+	"payd/internal/gateway"
 	"payd/internal/payin"
 )
 
@@ -24,6 +25,9 @@ type Deps struct {
 	Payins    *payin.Service
 	// Portal serves /portal/ when its service is set.
 	Portal PortalDeps
+	// Gateway serves the hosted checkout (/checkout/); CheckoutPayID adds PayID to it when set.
+	Gateway       *gateway.Service
+	CheckoutPayID CheckoutPayID
 }
 
 // Pages serves every browser-facing path (outside /api).
@@ -38,10 +42,11 @@ func New(d Deps) *Pages {
 	p.mountVerify()
 	p.mountPay()
 	p.mountPortal()
+	p.mountCheckout()
 	return p
 }
 
 // Prefixes are the path prefixes the pages own; the API routes them here.
-var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/"}
+var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/", "/checkout/"}
 
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }

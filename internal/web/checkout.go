@@ -1,0 +1,320 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"payd/internal/fault"
+	"payd/internal/gateway"
+)
+
+// The hosted checkout page of the payment gateway (CONTRACT §11):
+// {public_url}/checkout/{payment_id}?t={token}. The token, an HMAC of the id,
+// is the page's only credential (a wrong one answers as an unknown id) and
+// the CSRF token of its forms. The page works without script: the card form
+// is validated by the browser (pattern, required) and again on the server.
+// It is never framed (v1 checkout pages are never framed).
+
+//go:embed templates/checkout.html
+var checkoutTemplateFS embed.FS
+
+//go:embed assets/checkout.css
+var checkoutAssetFS embed.FS
+
+var checkoutTemplates = template.Must(template.ParseFS(checkoutTemplateFS, "templates/checkout.html"))
+
+// maxCheckoutFormBytes bounds the card or sandbox form.
+const maxCheckoutFormBytes = 8 << 10
+
+// CheckoutPayID is the seam for the PayID way to pay (issue #13): when the
+// PayID service lands, it implements this and server.go sets
+// Deps.CheckoutPayID; the page then shows the one-time PayID (and its QR)
+// beside the card form. Nil offers cards only.
+type CheckoutPayID interface {
+	// OfferPayID returns the one-time PayID the customer pays checkout's
+	// payment to, issuing it on first call; paying it marks the gateway
+	// payment paid through gateway.Service.
+	OfferPayID(ctx context.Context, c gateway.Checkout) (PayIDOffer, error)
+}
+
+// PayIDOffer is what the page shows of a PayID.
+type PayIDOffer struct {
+	PayID    string
+	QRString string
+}
+
+type checkoutService interface {
+	Checkout(ctx context.Context, id int64, token string) (gateway.Checkout, error)
+	Pay(ctx context.Context, id int64, token string, a gateway.Attempt) (gateway.Payment, error)
+}
+
+type checkoutPage struct {
+	svc     checkoutService
+	payid   CheckoutPayID
+	log     *slog.Logger
+	sandbox bool
+}
+
+func (p *Pages) mountCheckout() {
+	if p.Gateway == nil {
+		return
+	}
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &checkoutPage{svc: p.Gateway, payid: p.CheckoutPayID, log: log, sandbox: p.Sandbox}
+	p.mux.HandleFunc("/checkout/{id}", h.serve)
+	p.mux.HandleFunc("/checkout/", func(w http.ResponseWriter, r *http.Request) { h.renderError(w, http.StatusNotFound, nil) })
+	p.mux.HandleFunc("GET /assets/checkout.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		http.ServeFileFS(w, r, checkoutAssetFS, "assets/checkout.css")
+	})
+}
+
+var checkoutStatusText = map[gateway.Status]string{
+	gateway.Pending: "Waiting for your payment",
+	gateway.Paid:    "Paid. Thank you.",
+	gateway.Failed:  "Payment declined",
+	gateway.Expired: "This checkout link has expired",
+}
+
+type checkoutView struct {
+	gateway.Checkout
+	Token, PageURL     string
+	StatusText         string
+	Items              []gateway.Item
+	Billing, Shipping  []string
+	Sandbox, Retry     bool
+	ExpiresAt          string
+	Errors             []string
+	PayID              *PayIDOffer
+	imgOrigins, formTo []string
+}
+
+func (h *checkoutPage) serve(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		h.renderError(w, http.StatusNotFound, nil)
+		return
+	}
+	token := r.URL.Query().Get("t")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		h.show(w, r, id, token, http.StatusOK, nil)
+	case http.MethodPost:
+		h.pay(w, r, id, token)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		h.renderError(w, http.StatusMethodNotAllowed, nil)
+	}
+}
+
+func (h *checkoutPage) show(w http.ResponseWriter, r *http.Request, id int64, token string, status int, errs []string) {
+	c, err := h.svc.Checkout(r.Context(), id, token)
+	if err != nil {
+		h.fail(w, id, err)
+		return
+	}
+	v := h.view(r.Context(), c, token)
+	v.Errors = errs
+	h.render(w, status, v)
+}
+
+func (h *checkoutPage) view(ctx context.Context, c gateway.Checkout, token string) checkoutView {
+	v := checkoutView{Checkout: c, Token: token, StatusText: checkoutStatusText[c.Status],
+		PageURL: "/checkout/" + strconv.FormatInt(c.PaymentID, 10) + "?t=" + token,
+		Items:   c.OrderDetails.Items, Billing: addressLines(c.OrderDetails.BillingDetails),
+		Shipping: addressLines(c.OrderDetails.ShippingDetails), Sandbox: c.Payable && h.sandbox,
+		Retry: c.Payable && c.Status == gateway.Failed}
+	if c.Payable {
+		v.ExpiresAt = c.ExpiredAt.T.UTC().Format("2 Jan 2006 15:04 MST")
+		if h.payid != nil {
+			if offer, err := h.payid.OfferPayID(ctx, c); err == nil {
+				v.PayID = &offer
+			} else {
+				h.log.Error("checkout payid", "payment_id", c.PaymentID, "err", err)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, it := range c.OrderDetails.Items {
+		if o, ok := returnOrigin(it.ImageURL); ok && !seen[o] {
+			seen[o] = true
+			v.imgOrigins = append(v.imgOrigins, o)
+		}
+	}
+	sort.Strings(v.imgOrigins)
+	if o, ok := returnOrigin(c.OrderSuccessURL); ok {
+		v.formTo = []string{o}
+	}
+	return v
+}
+
+func addressLines(a gateway.Address) []string {
+	var out []string
+	add := func(parts ...string) {
+		var keep []string
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p != "" {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) > 0 {
+			out = append(out, strings.Join(keep, " "))
+		}
+	}
+	add(a.FirstName, a.LastName)
+	add(a.Company)
+	add(a.Address)
+	add(a.City, a.State, a.PostalCode)
+	add(a.CountryCode)
+	add(a.Email)
+	add(a.Phone)
+	return out
+}
+
+// pay is a submitted card form or a sandbox button. The form must carry the
+// token of the page it was rendered on (its CSRF token).
+func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, token string) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxCheckoutFormBytes)
+	if err := r.ParseForm(); err != nil {
+		h.renderError(w, http.StatusBadRequest, nil)
+		return
+	}
+	if _, err := h.svc.Checkout(r.Context(), id, token); err != nil {
+		h.fail(w, id, err)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
+		h.renderError(w, http.StatusForbidden, nil)
+		return
+	}
+	var a gateway.Attempt
+	if outcome := r.PostForm.Get("outcome"); outcome != "" {
+		if !h.sandbox {
+			h.renderError(w, http.StatusBadRequest, nil)
+			return
+		}
+		a.Sandbox = outcome
+	} else {
+		a.Card = &gateway.Card{Name: r.PostForm.Get("cc-name"), Number: r.PostForm.Get("cc-number"),
+			Expiry: r.PostForm.Get("cc-exp"), CVC: r.PostForm.Get("cc-csc")}
+	}
+	p, err := h.svc.Pay(r.Context(), id, token, a)
+	if err != nil {
+		e, ok := fault.As(err)
+		switch {
+		case ok && e.Code == fault.CodeInvalidState:
+			// A second submit of a paid order (double click, another tab)
+			// ends as the first did; otherwise the page shows the outcome.
+			if c, err := h.svc.Checkout(r.Context(), id, token); err == nil && c.Status == gateway.Paid {
+				h.toShop(w, r, c.Payment)
+				return
+			}
+			h.show(w, r, id, token, http.StatusConflict, nil)
+		case ok && len(e.Fields) > 0:
+			h.show(w, r, id, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
+		default:
+			h.fail(w, id, err)
+		}
+		return
+	}
+	if p.Status == gateway.Paid {
+		h.toShop(w, r, p)
+		return
+	}
+	h.show(w, r, id, token, http.StatusOK, nil)
+}
+
+var cardFieldLabels = map[string]string{"cc-name": "Name on card", "cc-number": "Card number", "cc-exp": "Expiry", "cc-csc": "CVC", "outcome": "Outcome"}
+
+func fieldMessages(f map[string]string) []string {
+	var out []string
+	for k, v := range f {
+		label := cardFieldLabels[k]
+		if label == "" {
+			label = k
+		}
+		out = append(out, label+" "+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// toShop returns the customer to the order_success_url.
+func (h *checkoutPage) toShop(w http.ResponseWriter, r *http.Request, p gateway.Payment) {
+	var to []string
+	if o, ok := returnOrigin(p.OrderSuccessURL); ok {
+		to = []string{o}
+	}
+	setCheckoutHeaders(w.Header(), nil, to)
+	http.Redirect(w, r, p.OrderSuccessURL, http.StatusSeeOther)
+}
+
+// setCheckoutHeaders: the pay page's strict policy, with the item images'
+// origins allowed as images and the shop's return page as a form target.
+func setCheckoutHeaders(h http.Header, imgOrigins, formTargets []string) {
+	setPayHeaders(h, formTargets)
+	img := strings.Join(append([]string{"'self'", "data:"}, imgOrigins...), " ")
+	formAction := strings.Join(append([]string{"'self'"}, formTargets...), " ")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src "+img+"; style-src 'self'; form-action "+formAction+
+		"; frame-ancestors 'none'; base-uri 'none'")
+}
+
+func (h *checkoutPage) fail(w http.ResponseWriter, id int64, err error) {
+	status := http.StatusInternalServerError
+	if e, ok := fault.As(err); ok {
+		switch e.Kind {
+		case fault.NotFound:
+			status = http.StatusNotFound
+		case fault.Invalid, fault.Malformed:
+			status = http.StatusBadRequest
+		}
+	}
+	if status == http.StatusInternalServerError {
+		h.log.Error("checkout page", "payment_id", id, "err", err)
+	}
+	h.renderError(w, status, nil)
+}
+
+func (h *checkoutPage) render(w http.ResponseWriter, status int, v checkoutView) {
+	var page bytes.Buffer
+	setCheckoutHeaders(w.Header(), v.imgOrigins, v.formTo)
+	if err := checkoutTemplates.ExecuteTemplate(&page, "checkout.html", v); err != nil {
+		h.log.Error("render checkout page", "err", err)
+		http.Error(w, "Something went wrong", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(page.Bytes())
+}
+
+func (h *checkoutPage) renderError(w http.ResponseWriter, status int, _ []string) {
+	v, ok := payErrors[status]
+	if !ok {
+		v = payErrors[http.StatusInternalServerError]
+	}
+	if status == http.StatusNotFound {
+		v = payErrorView{"Checkout not found", "This checkout link is not valid. Go back to the shop and try again."}
+	}
+	var page bytes.Buffer
+	setPayHeaders(w.Header(), nil)
+	if err := payTemplates.ExecuteTemplate(&page, "pay_error.html", v); err != nil {
+		http.Error(w, "Something went wrong", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(page.Bytes())
+}
