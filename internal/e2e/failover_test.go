@@ -32,7 +32,8 @@ const failoverWithin = 30 * time.Second
 // acknowledged write exists exactly once, every committed webhook event is
 // delivered and the ledger verifies.
 func TestFailoverPostgres(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it kills processes at chosen moments and waits for them
+	// to restart, so it runs alone, before the parallel tests.
 	if testing.Short() {
 		t.Skip("builds a PostgreSQL formation")
 	}

@@ -37,7 +37,8 @@ var powerLossSchedule = []string{"--webhook-retry-schedule", "100ms,200ms,500ms,
 // every acknowledged write is there exactly once, the ledger verifies, the
 // jobs resume and no committed webhook event is lost.
 func TestPowerLossSQLite(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it kills processes at chosen moments and waits for them
+	// to restart, so it runs alone, before the parallel tests.
 	if testing.Short() {
 		t.Skip("ten power cuts")
 	}
@@ -63,7 +64,8 @@ func TestPowerLossSQLite(t *testing.T) {
 // synchronous_commit on), a throwaway cluster whose data directory is on
 // LazyFS; the postmaster, its backends and payd die together.
 func TestPowerLossPostgres(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it kills processes at chosen moments and waits for them
+	// to restart, so it runs alone, before the parallel tests.
 	if testing.Short() {
 		t.Skip("ten power cuts")
 	}

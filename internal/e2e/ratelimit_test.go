@@ -130,7 +130,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 	each(t, func(t *testing.T, p *payd) {
 		noisy := p.merchant("AUD")["AUD"]
 		quiet := p.merchant("AUD")["AUD"]
-		setLimits(t, p, noisy.MerchantID, 5, 0)
+		setLimits(t, p, noisy.MerchantID, 1, 0)
 
 		began := time.Now()
 		got := map[int]int{}
@@ -143,9 +143,9 @@ func TestRateLimitPerMerchant(t *testing.T) {
 			}
 		}
 		elapsed := time.Since(began)
-		// A full bucket holds two seconds of requests (10), and refills at 5/s.
-		if most := 10 + int(5*elapsed.Seconds()) + 1; got[201] < 10 || got[201] > most || got[429] == 0 {
-			t.Errorf("30 writes at 5/s in %s: %v, want 10 to %d accepted and the rest refused", elapsed, got, most)
+		// A full bucket holds two seconds of requests (2), and refills at 1/s.
+		if most := 2 + int(elapsed.Seconds()) + 1; got[201] < 2 || got[201] > most || got[429] == 0 {
+			t.Errorf("30 writes at 1/s in %s: %v, want 2 to %d accepted and the rest refused", elapsed, got, most)
 		}
 		wantError(t, last, 429, "RATE_LIMITED", "")
 		for _, h := range []string{"Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
@@ -153,8 +153,8 @@ func TestRateLimitPerMerchant(t *testing.T) {
 				t.Errorf("the 429 lacks %s", h)
 			}
 		}
-		if l := last.Header.Get("RateLimit-Limit"); l != "10" {
-			t.Errorf("RateLimit-Limit = %s, want 10 (two seconds at 5/s)", l)
+		if l := last.Header.Get("RateLimit-Limit"); l != "2" {
+			t.Errorf("RateLimit-Limit = %s, want 2 (two seconds at 1/s)", l)
 		}
 		want(t, p.get("/v2/balances", noisy), 200) // reads have their own bucket
 		for range 20 {
@@ -199,15 +199,15 @@ func TestLimitsSharedAcrossProcesses(t *testing.T) {
 				t.Errorf("30 bad secrets spread over two processes: %v, want 20 × 401 and 10 × 429", failures)
 			}
 
-			setLimits(t, nodes[0], m.MerchantID, 5, 0)
+			setLimits(t, nodes[0], m.MerchantID, 1, 0)
 			began := time.Now()
 			writes := map[int]int{}
 			for i := range 40 {
 				writes[nodes[i%2].do(depositCreate(&m, "")).Status]++
 			}
 			elapsed := time.Since(began)
-			if most := 10 + int(5*elapsed.Seconds()) + 2; writes[201] > most || writes[201] < 10 {
-				t.Errorf("40 writes at 5/s over two processes in %s: %v, want 10 to %d accepted in all", elapsed, writes, most)
+			if most := 2 + int(elapsed.Seconds()) + 2; writes[201] > most || writes[201] < 2 {
+				t.Errorf("40 writes at 1/s over two processes in %s: %v, want 2 to %d accepted in all", elapsed, writes, most)
 			}
 		})
 	}

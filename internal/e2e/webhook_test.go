@@ -210,7 +210,7 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 	select {
 	case base := <-found:
 		p.base = base + "/api"
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("payd did not start")
 	}
 	return p
