@@ -7,6 +7,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"payd/internal/bank"
 	"sort"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type Deps struct {
 	Contacts      *contact.Service
 	Payins        *payin.Service
 	Payouts       *payout.Service
+	Banks         *bank.Directory
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
 }
@@ -214,6 +216,7 @@ func (a *API) table() []route {
 	out = append(out, a.payinRoutes()...)
 	out = append(out, a.payoutRoutes()...)
 	out = append(out, a.payoutV1Routes()...)
+	out = append(out, a.bankRoutes()...)
 	return out
 }
 

@@ -212,3 +212,9 @@ type Bank struct {
 type Banks interface {
 	Banks(method string) []Bank
 }
+
+// BranchChecker is implemented by a Banks that knows branches (Zengin): a
+// jp_bank_jpy branch_code must be one of its bank's branches.
+type BranchChecker interface {
+	HasBranch(bankCode, branchCode string) bool
+}

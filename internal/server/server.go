@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"payd/internal/bank"
 	"sync"
 	"time"
 
@@ -126,14 +127,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	} else {
 		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
 	}
+	banks, err := bank.Load()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Rail: network, Banks: nil})
+		Policy: policy, Rail: network, Banks: banks})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
 		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, Pages: s.Pages,
+		Banks: banks,
 	})
 	return s, nil
 }
