@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +136,66 @@ func TestBankBranches(t *testing.T) {
 		wantError(t, p.get("/v2/banks/branches?bank_code=0001&branch_code=", m), 422, "VALIDATION_FAILED", "branch_code")
 		wantError(t, p.get("/v2/banks/branches", m), 422, "VALIDATION_FAILED", "bank_code")
 	})
+}
+
+// postQRImage sends data as the part qr_image, named name.
+func (p *payd) postQRImage(as creds, name string, data []byte) response {
+	p.t.Helper()
+	body, ct := kycForm(p.t, nil, map[string]kycFile{"qr_image": {filename: name, data: data}})
+	return p.do(req{method: "POST", path: "/v2/banks/lookup/qr_image", as: &as, body: body, header: map[string]string{"Content-Type": ct}})
+}
+
+func qrTestImage(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "bank", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBankQRImageLookup: VietQR images (made by an independent encoder, see
+// internal/bank/testdata/gen.go) resolve to the account and its NAPAS bank;
+// the refusals have the statuses and the exact message of CONTRACT §7.
+func TestBankQRImageLookup(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("VND")["VND"]
+		for name, want := range map[string][3]string{
+			"vietqr.png":             {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
+			"vietqr.jpg":             {"0123456789", "Ngân hàng TMCP Quân đội", "MSCBVNVX"},
+			"vietqr-rotated.png":     {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
+			"vietqr-lowcontrast.jpg": {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
+		} {
+			r := p.postQRImage(m, "code.bin", qrTestImage(t, name))
+			want200(t, r, name)
+			got := r.JSON(t)
+			if got["account_number"] != want[0] || got["bank_name"] != want[1] || got["swift_code"] != want[2] || got["account_name"] == "" {
+				t.Errorf("%s: %s", name, r.Body)
+			}
+		}
+		const notFound = `{"errors":{"code":"NOT_FOUND","message":"No bank account was found for this QR code"}}`
+		for _, name := range []string{"not-qr.png", "not-vietqr.png", "bad-crc.png", "unknown-bin.png"} {
+			r := p.postQRImage(m, name, qrTestImage(t, name))
+			if r.Status != 404 || strings.TrimSpace(string(r.Body)) != notFound {
+				t.Errorf("%s: %d %s, want 404 %s", name, r.Status, r.Body, notFound)
+			}
+		}
+		png := qrTestImage(t, "vietqr.png")
+		wantError(t, p.postQRImage(m, "code.png", []byte("I am text in a file named .png")), 415, "UNSUPPORTED_MEDIA_TYPE", "")
+		wantError(t, p.postQRImage(m, "code.png", []byte(base64.StdEncoding.EncodeToString(png))), 415, "UNSUPPORTED_MEDIA_TYPE", "")
+		big := append(bytes.Clone(png), make([]byte, 2<<20+1-len(png))...)
+		wantError(t, p.postQRImage(m, "big.png", big), 413, "TOO_LARGE", "")
+		wantError(t, p.post("/v2/banks/lookup/qr_image", m, map[string]any{"qr_image": "x"}), 415, "UNSUPPORTED_MEDIA_TYPE", "")
+		body, ct := kycForm(t, map[string]string{"note": "no image"}, nil)
+		r := p.do(req{method: "POST", path: "/v2/banks/lookup/qr_image", as: &m, body: body, header: map[string]string{"Content-Type": ct}})
+		wantError(t, r, 422, "VALIDATION_FAILED", "qr_image")
+	})
+}
+
+func want200(t *testing.T, r response, what string) {
+	t.Helper()
+	if r.Status != 200 {
+		t.Fatalf("%s: status %d, body %s", what, r.Status, r.Body)
+	}
 }

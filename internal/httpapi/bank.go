@@ -1,10 +1,19 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 
 	"payd/internal/bank"
+	"payd/internal/fault"
 )
+
+// maxQRLookupBodyBytes bounds the multipart body of the QR lookup: the 2 MB
+// image and room for its headers and boundaries.
+const maxQRLookupBodyBytes = bank.MaxQRImageBytes + 64<<10
 
 // branchAnswer documents GET /v2/banks/branches: one branch with
 // branch_code, a page list of the bank's branches without it.
@@ -21,6 +30,14 @@ func (a *API) bankRoutes() []route {
 				{name: "branch_code", typ: "string", doc: "Zengin branch code, 3 digits (001)."},
 			}, pagingParams...),
 			response: branchAnswer{}, status: 200, errors: []int{401, 404, 422}, handle: a.bankBranches},
+		{method: "POST", path: "/v2/banks/lookup/qr_image", auth: authKeys, maxBody: maxQRLookupBodyBytes,
+			summary: "Read a VietQR code from an image and look up its bank account (VND).",
+			description: "A multipart/form-data body (anything else is 415) with one file part qr_image: a PNG or JPEG image, told by its content, never its name or declared type (a text file named .png, or the image as base64 text, is 415), of at most 2 MB (413). " +
+				"The QR code is read (rotated and low-contrast images too), its VietQR (EMVCo) payload parsed with its CRC checked, and its bank BIN resolved through the NAPAS member-bank directory shipped with payd (vietnam-qr-pay data, pinned). " +
+				"account_name comes from a name inquiry: the sandbox answers a deterministic name per account; production answers \"\" until a NAPAS name-inquiry connection is configured. " +
+				"An unreadable image, a payload that is not a VietQR transfer code, a bad CRC or an unknown BIN is 404 {\"errors\":{\"code\":\"NOT_FOUND\",\"message\":\"No bank account was found for this QR code\"}}. The lookup changes nothing.",
+			form:     []formPart{{name: "qr_image", file: true, required: true, doc: "The QR image: PNG or JPEG, at most 2 MB."}},
+			response: bank.QRLookup{}, status: 200, errors: []int{400, 401, 404, 413, 415, 422}, handle: a.lookupQRImage},
 	}
 }
 
@@ -50,4 +67,66 @@ func (a *API) bankBranches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, newPageList(list, page, perPage, total))
+}
+
+func (a *API) lookupQRImage(w http.ResponseWriter, r *http.Request) {
+	data, err := readQRImage(r)
+	if err != nil {
+		io.Copy(io.Discard, r.Body)
+		a.fail(w, r, err)
+		return
+	}
+	var names bank.NameInquiry = bank.NoNames{}
+	if a.Env == Sandbox {
+		names = bank.SandboxNames{}
+	}
+	res, err := a.Banks.LookupQRImage(r.Context(), data, names)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, res)
+}
+
+// readQRImage reads the part qr_image of a multipart body, bounded as it is
+// read; other parts are skipped.
+func readQRImage(r *http.Request) ([]byte, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
+			"the body must be multipart/form-data, with the image as the part qr_image")
+	}
+	var data []byte
+	found := false
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, kycMultipartError(err)
+		}
+		if part.FormName() != "qr_image" {
+			if _, err := io.Copy(io.Discard, part); err != nil {
+				return nil, kycMultipartError(err)
+			}
+			continue
+		}
+		if found {
+			return nil, fault.Field("qr_image", "is sent more than once")
+		}
+		data, err = io.ReadAll(io.LimitReader(part, bank.MaxQRImageBytes+1))
+		if err != nil {
+			return nil, kycMultipartError(err)
+		}
+		if len(data) > bank.MaxQRImageBytes {
+			return nil, fault.New(fault.TooLarge, fault.CodeTooLarge, "qr_image is larger than %d bytes", bank.MaxQRImageBytes)
+		}
+		found = true
+	}
+	if !found {
+		return nil, fault.Field("qr_image", "is required: a PNG or JPEG image")
+	}
+	return data, nil
 }
