@@ -1,141 +1,257 @@
-// Package bank holds the bank directories payd ships: today Japan's Zengin
-// bank and branch codes (data/zengin.tsv.gz, generated from the maintained
-// zengin-code dataset by `go generate`; data/SOURCE says which release and
-// when). Payout methods check their bank_code against it, and GET
-// /v2/banks/branches answers from it. Directories for other countries are
-// added the same way when a maintained public dataset exists.
+// Package bank holds the bank directories payd ships in its binary: the
+// Japanese Zengin directory (every bank and branch, for jp_bank_jpy and
+// GET /v2/banks/branches) and the NAPAS member banks of Viet Nam (for
+// vn_bank_vnd and the VietQR lookup). The data is real and maintained
+// upstream: `go generate ./internal/bank` fetches the pinned npm releases
+// named in gen/main.go and records source and date in assets/SOURCE.
+//
+// Indonesia (id_bank_idr), Korea (kr_bank_krw) and Uganda (ug_bank_ugx) have
+// no maintained directory package payd could pin, so their lists are empty
+// and those methods' bank_code is refused with a message that says why.
 package bank
+
+//go:generate go run ./gen
 
 import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	_ "embed"
+	"embed"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
+	"payd/internal/fault"
 	"payd/internal/payout"
 )
 
-//go:generate go run ./gen
+//go:embed assets/zengin.tsv.gz assets/napas.tsv assets/SOURCE
+var assets embed.FS
 
-//go:embed data/zengin.tsv.gz
-var zenginData []byte
-
-// Bank is a Zengin bank: its 4-digit code, name and half-width katakana name.
-type Bank struct {
-	Code, Name, Kana string
+// Source is assets/SOURCE: where each directory comes from and when it was fetched.
+func Source() string {
+	b, _ := assets.ReadFile("assets/SOURCE")
+	return string(b)
 }
 
-// Branch is one of a bank's branches: its 3-digit code and names.
+// Branch is one Zengin branch of a bank (CONTRACT §7, §16).
 type Branch struct {
-	BankCode, Code, Name, Kana string
+	BankCode       string `json:"bank_code" doc:"Zengin bank code (4 digits)." example:"0001"`
+	BankName       string `json:"bank_name" doc:"The bank's name as the Zengin directory has it." example:"みずほ"`
+	BankNameKana   string `json:"bank_name_kana" doc:"The bank's name in half-width katakana, as Zengin transfers (and simulate_deposit remitters) carry it." example:"ﾐｽﾞﾎ"`
+	BranchCode     string `json:"branch_code" doc:"Zengin branch code (3 digits)." example:"001"`
+	BranchName     string `json:"branch_name" doc:"The branch's name as the Zengin directory has it." example:"東京営業部"`
+	BranchNameKana string `json:"branch_name_kana" doc:"The branch's name in half-width katakana." example:"ﾄｳｷﾖｳ"`
 }
 
-// Zengin is the Japanese directory.
-type Zengin struct {
-	banks    map[string]Bank
-	order    []string
-	branches map[string][]Branch // by bank code, in code order
+// NAPASBank is one member bank of the NAPAS network (Viet Nam).
+type NAPASBank struct {
+	BIN       string
+	Name      string
+	ShortName string
+	SwiftCode string
+}
+
+type zenginBank struct {
+	code, name, kana string
+	branches         []zenginBranch // sorted by code
+}
+
+type zenginBranch struct{ code, name, kana string }
+
+// Directory is the loaded directories. Its methods are safe for concurrent use.
+type Directory struct {
+	zengin    []zenginBank // sorted by code
+	zenginIdx map[string]int
+	napas     []NAPASBank // sorted by BIN
+	napasIdx  map[string]int
+	jpBanks   []payout.Bank
+	vnBanks   []payout.Bank
 }
 
 var (
-	zenginOnce sync.Once
-	zengin     *Zengin
-	zenginErr  error
+	loadOnce sync.Once
+	loaded   *Directory
+	loadErr  error
 )
 
-// LoadZengin reads the embedded directory once.
-func LoadZengin() (*Zengin, error) {
-	zenginOnce.Do(func() { zengin, zenginErr = parseZengin(zenginData) })
-	return zengin, zenginErr
+// Load parses the embedded directories once and returns them.
+func Load() (*Directory, error) {
+	loadOnce.Do(func() { loaded, loadErr = parse() })
+	return loaded, loadErr
 }
 
-func parseZengin(data []byte) (*Zengin, error) {
-	gz, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("zengin directory: %w", err)
-	}
-	z := &Zengin{banks: map[string]Bank{}, branches: map[string][]Branch{}}
-	sc := bufio.NewScanner(gz)
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		switch {
-		case len(f) == 4 && f[0] == "B":
-			z.banks[f[1]] = Bank{Code: f[1], Name: f[2], Kana: f[3]}
-			z.order = append(z.order, f[1])
-		case len(f) == 5 && f[0] == "R":
-			z.branches[f[1]] = append(z.branches[f[1]], Branch{BankCode: f[1], Code: f[2], Name: f[3], Kana: f[4]})
-		default:
-			return nil, fmt.Errorf("zengin directory: bad line %q", sc.Text())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("zengin directory: %w", err)
-	}
-	sort.Strings(z.order)
-	return z, nil
-}
-
-// Bank finds a bank by its code.
-func (z *Zengin) Bank(code string) (Bank, bool) {
-	b, ok := z.banks[code]
-	return b, ok
-}
-
-// Branch finds a branch of a bank.
-func (z *Zengin) Branch(bankCode, code string) (Branch, bool) {
-	list := z.branches[bankCode]
-	i := sort.Search(len(list), func(i int) bool { return list[i].Code >= code })
-	if i < len(list) && list[i].Code == code {
-		return list[i], true
-	}
-	return Branch{}, false
-}
-
-// Branches lists a bank's branches in code order.
-func (z *Zengin) Branches(bankCode string) []Branch { return z.branches[bankCode] }
-
-// Directory is every directory payd has, as the payout engine asks for
-// them (payout.Banks).
-type Directory struct {
-	zengin *Zengin
-	banks  []payout.Bank
-}
-
-// NewDirectory loads the embedded directories.
-func NewDirectory() (*Directory, error) {
-	z, err := LoadZengin()
+func parse() (*Directory, error) {
+	d := &Directory{zenginIdx: map[string]int{}, napasIdx: map[string]int{}}
+	gz, err := assets.ReadFile("assets/zengin.tsv.gz")
 	if err != nil {
 		return nil, err
 	}
-	d := &Directory{zengin: z}
-	for _, code := range z.order {
-		b := z.banks[code]
-		d.banks = append(d.banks, payout.Bank{Code: b.Code, Name: b.Name, ShortName: b.Kana})
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("bank: zengin directory: %w", err)
+	}
+	sc := bufio.NewScanner(zr)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Split(sc.Text(), "\t")
+		switch {
+		case len(f) == 4 && f[0] == "B":
+			if !bankCode.MatchString(f[1]) {
+				return nil, fmt.Errorf("bank: zengin line %d: bank code %q", n, f[1])
+			}
+			d.zenginIdx[f[1]] = len(d.zengin)
+			d.zengin = append(d.zengin, zenginBank{code: f[1], name: f[2], kana: f[3]})
+		case len(f) == 3 && len(d.zengin) > 0:
+			if !branchCode.MatchString(f[0]) {
+				return nil, fmt.Errorf("bank: zengin line %d: branch code %q", n, f[0])
+			}
+			b := &d.zengin[len(d.zengin)-1]
+			b.branches = append(b.branches, zenginBranch{code: f[0], name: f[1], kana: f[2]})
+		default:
+			return nil, fmt.Errorf("bank: zengin line %d is not a bank or branch", n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("bank: zengin directory: %w", err)
+	}
+	for _, b := range d.zengin {
+		d.jpBanks = append(d.jpBanks, payout.Bank{Code: b.code, Name: b.name, ShortName: HalfWidthKana(b.kana)})
+	}
+	vn, err := assets.ReadFile("assets/napas.tsv")
+	if err != nil {
+		return nil, err
+	}
+	for n, line := range strings.Split(strings.TrimRight(string(vn), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || !napasBIN.MatchString(f[0]) {
+			return nil, fmt.Errorf("bank: napas line %d is not a member bank", n+1)
+		}
+		d.napasIdx[f[0]] = len(d.napas)
+		d.napas = append(d.napas, NAPASBank{BIN: f[0], Name: f[1], ShortName: f[2], SwiftCode: f[3]})
+		d.vnBanks = append(d.vnBanks, payout.Bank{Code: f[0], Name: f[1], ShortName: f[2]})
+	}
+	if len(d.zengin) == 0 || len(d.napas) == 0 {
+		return nil, fmt.Errorf("bank: a directory is empty")
 	}
 	return d, nil
 }
 
-// Zengin is the Japanese directory.
-func (d *Directory) Zengin() *Zengin { return d.zengin }
+var (
+	bankCode   = regexp.MustCompile(`^[0-9]{4}$`)
+	branchCode = regexp.MustCompile(`^[0-9]{3}$`)
+	napasBIN   = regexp.MustCompile(`^[0-9]{6}$`)
+)
 
-// Banks lists the banks a payout method pays into; a method whose country
-// has no directory here has none (its bank_code is then refused).
+// Banks lists the banks a payout method pays into (payout.Banks): the Zengin
+// banks for jp_bank_jpy (short_name is the half-width katakana name), the
+// NAPAS members for vn_bank_vnd (code is the BIN), none for any other method.
 func (d *Directory) Banks(method string) []payout.Bank {
-	if method == "jp_bank_jpy" {
-		return d.banks
+	switch method {
+	case "jp_bank_jpy":
+		return d.jpBanks
+	case "vn_bank_vnd":
+		return d.vnBanks
 	}
 	return nil
 }
 
-// HasBranch reports whether a method's bank has the branch.
-func (d *Directory) HasBranch(method, bankCode, branchCode string) bool {
-	if method != "jp_bank_jpy" {
-		return true
-	}
-	_, ok := d.zengin.Branch(bankCode, branchCode)
+// HasBranch reports whether the Zengin directory has branchCode at bankCode
+// (payout.BranchChecker).
+func (d *Directory) HasBranch(bankCode, branchCode string) bool {
+	_, ok := d.findBranch(bankCode, branchCode)
 	return ok
+}
+
+// Unavailable reports why a method takes no bank_code at all, or "" when it
+// has a directory (payout.BankDirectoryStatus).
+func (d *Directory) Unavailable(method string) string {
+	switch method {
+	case "id_bank_idr", "kr_bank_krw", "ug_bank_ugx":
+		return "payd ships no bank directory for " + method + " (no maintained source to pin), so it takes no bank_code yet"
+	}
+	return ""
+}
+
+func (d *Directory) findBank(code string) (*zenginBank, bool) {
+	i, ok := d.zenginIdx[code]
+	if !ok {
+		return nil, false
+	}
+	return &d.zengin[i], true
+}
+
+func (d *Directory) findBranch(bank, branch string) (Branch, bool) {
+	b, ok := d.findBank(bank)
+	if !ok {
+		return Branch{}, false
+	}
+	i := sort.Search(len(b.branches), func(i int) bool { return b.branches[i].code >= branch })
+	if i == len(b.branches) || b.branches[i].code != branch {
+		return Branch{}, false
+	}
+	return b.branch(i), true
+}
+
+func (b *zenginBank) branch(i int) Branch {
+	br := b.branches[i]
+	return Branch{BankCode: b.code, BankName: b.name, BankNameKana: HalfWidthKana(b.kana),
+		BranchCode: br.code, BranchName: br.name, BranchNameKana: HalfWidthKana(br.kana)}
+}
+
+// checkCodes refuses codes of the wrong shape (422 naming each field).
+func checkCodes(bank, branch string, withBranch bool) error {
+	f := fault.Fields{}
+	if !bankCode.MatchString(bank) {
+		f.Add("bank_code", "must be a 4-digit Zengin bank code (for example 0001)")
+	}
+	if withBranch && !branchCode.MatchString(branch) {
+		f.Add("branch_code", "must be a 3-digit Zengin branch code (for example 001)")
+	}
+	return f.Err()
+}
+
+// Branch finds one branch: codes of the wrong shape are a 422, an unknown
+// bank or branch a 404 naming it.
+func (d *Directory) Branch(bank, branch string) (Branch, error) {
+	if err := checkCodes(bank, branch, true); err != nil {
+		return Branch{}, err
+	}
+	b, ok := d.findBank(bank)
+	if !ok {
+		return Branch{}, fault.NotFoundf("no bank %s in the Zengin directory", bank)
+	}
+	br, ok := d.findBranch(bank, branch)
+	if !ok {
+		return Branch{}, fault.NotFoundf("no branch %s of bank %s (%s) in the Zengin directory", branch, bank, b.name)
+	}
+	return br, nil
+}
+
+// Branches lists one page of a bank's branches, by branch code, and their
+// total.
+func (d *Directory) Branches(bank string, page, perPage int) ([]Branch, int, error) {
+	if err := checkCodes(bank, "", false); err != nil {
+		return nil, 0, err
+	}
+	b, ok := d.findBank(bank)
+	if !ok {
+		return nil, 0, fault.NotFoundf("no bank %s in the Zengin directory", bank)
+	}
+	total := len(b.branches)
+	out := []Branch{}
+	for i := (page - 1) * perPage; i >= 0 && i < total && len(out) < perPage; i++ {
+		out = append(out, b.branch(i))
+	}
+	return out, total, nil
+}
+
+// NAPAS finds a member bank by its BIN.
+func (d *Directory) NAPAS(bin string) (NAPASBank, bool) {
+	i, ok := d.napasIdx[bin]
+	if !ok {
+		return NAPASBank{}, false
+	}
+	return d.napas[i], true
 }

@@ -131,11 +131,9 @@ type route struct {
 	// body and response are zero values of the request and response types, for the OpenAPI document.
 	body     any
 	response any
-	// responses are the success answer's shapes when it has several (one of them).
-	responses []any
-	status    int
-	errors    []int
-	handle    http.HandlerFunc
+	status   int
+	errors   []int
+	handle   http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
 	// merchantLane group-commits the route's transactions with the caller's

@@ -1,77 +1,132 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
-	"regexp"
 
 	"payd/internal/bank"
 	"payd/internal/fault"
 )
 
-// BranchView is a Zengin branch as GET /v2/banks/branches answers it.
-type BranchView struct {
-	BankCode       string `json:"bank_code" example:"0001"`
-	BankName       string `json:"bank_name" example:"みずほ"`
-	BankNameKana   string `json:"bank_name_kana" doc:"Half-width katakana, as Zengin transfers carry it." example:"ﾐｽﾞﾎ"`
-	BranchCode     string `json:"branch_code" example:"001"`
-	BranchName     string `json:"branch_name" example:"東京営業部"`
-	BranchNameKana string `json:"branch_name_kana" doc:"Half-width katakana." example:"ﾄｳｷﾖｳ"`
-}
+// maxQRLookupBodyBytes bounds the multipart body of the QR lookup: the 2 MB
+// image and room for its headers and boundaries.
+const maxQRLookupBodyBytes = bank.MaxQRImageBytes + 64<<10
+
+// branchAnswer documents GET /v2/banks/branches: one branch with
+// branch_code, a page list of the bank's branches without it.
+type branchAnswer struct{}
+
+func (branchAnswer) oneOfShapes() []any { return []any{bank.Branch{}, pageList[bank.Branch]{}} }
 
 func (a *API) bankRoutes() []route {
 	return []route{
-		{method: "GET", path: "/v2/banks/branches", auth: authKeys, summary: "A Zengin (JPY) bank's branch, or its branches.",
-			description: "With branch_code, the one branch (404 when the bank has no such branch); without, the bank's branches in code order as a page list. The directory is the zengin-code dataset shipped with payd (its release and date are in internal/bank/data/SOURCE).",
+		{method: "GET", path: "/v2/banks/branches", auth: authKeys, summary: "Japanese bank branches (Zengin codes), from the directory shipped with payd.",
+			description: "With branch_code: that branch, {bank_code, bank_name, bank_name_kana, branch_code, branch_name, branch_name_kana}. Without it: the bank's branches by branch code, as a page list. Names are the Zengin directory's (zengin-code data, pinned and embedded; the kana fields are half-width katakana, as Zengin transfers and simulate_deposit remitters carry them). A code that is not 4 (bank) or 3 (branch) digits is a 422; an unknown bank or branch a 404 naming it. The same directory checks jp_bank_jpy payouts' bank_code and branch_code.",
 			params: append([]param{
-				{name: "bank_code", typ: "string", required: true, doc: "4-digit Zengin bank code."},
-				{name: "branch_code", typ: "string", doc: "3-digit Zengin branch code."},
+				{name: "bank_code", typ: "string", required: true, doc: "Zengin bank code, 4 digits (0001)."},
+				{name: "branch_code", typ: "string", doc: "Zengin branch code, 3 digits (001)."},
 			}, pagingParams...),
-			responses: []any{BranchView{}, pageList[BranchView]{}}, status: 200, errors: []int{401, 404, 422}, handle: a.bankBranches},
+			response: branchAnswer{}, status: 200, errors: []int{401, 404, 422}, handle: a.bankBranches},
+		{method: "POST", path: "/v2/banks/lookup/qr_image", auth: authKeys, maxBody: maxQRLookupBodyBytes,
+			summary: "Read a VietQR code from an image and look up its bank account (VND).",
+			description: "A multipart/form-data body (anything else is 415) with one file part qr_image: a PNG or JPEG image, told by its content, never its name or declared type (a text file named .png, or the image as base64 text, is 415), of at most 2 MB (413). " +
+				"The QR code is read (rotated and low-contrast images too), its VietQR (EMVCo) payload parsed with its CRC checked, and its bank BIN resolved through the NAPAS member-bank directory shipped with payd (vietnam-qr-pay data, pinned). " +
+				"account_name comes from a name inquiry: the sandbox answers a deterministic name per account; production answers \"\" until a NAPAS name-inquiry connection is configured. " +
+				"An unreadable image, a payload that is not a VietQR transfer code, a bad CRC or an unknown BIN is 404 {\"errors\":{\"code\":\"NOT_FOUND\",\"message\":\"No bank account was found for this QR code\"}}. The lookup changes nothing.",
+			form:     []formPart{{name: "qr_image", file: true, required: true, doc: "The QR image: PNG or JPEG, at most 2 MB."}},
+			response: bank.QRLookup{}, status: 200, errors: []int{400, 401, 404, 413, 415, 422}, handle: a.lookupQRImage},
 	}
-}
-
-var (
-	zenginBankCode   = regexp.MustCompile(`^[0-9]{4}$`)
-	zenginBranchCode = regexp.MustCompile(`^[0-9]{3}$`)
-)
-
-func branchView(b bank.Bank, r bank.Branch) BranchView {
-	return BranchView{BankCode: b.Code, BankName: b.Name, BankNameKana: b.Kana, BranchCode: r.Code, BranchName: r.Name, BranchNameKana: r.Kana}
 }
 
 func (a *API) bankBranches(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	bankCode, branchCode := q.str("bank_code"), q.str("branch_code")
+	code, branch := q.str("bank_code"), q.str("branch_code")
+	if code == "" {
+		q.fields.Add("bank_code", "is required")
+	}
 	page, perPage := q.paging()
-	if !zenginBankCode.MatchString(bankCode) {
-		q.fields.Add("bank_code", "must be a 4-digit Zengin bank code")
-	}
-	if branchCode != "" && !zenginBranchCode.MatchString(branchCode) {
-		q.fields.Add("branch_code", "must be a 3-digit Zengin branch code")
-	}
 	if err := q.err(); err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	z := a.Banks.Zengin()
-	b, ok := z.Bank(bankCode)
-	if !ok {
-		a.fail(w, r, fault.NotFoundf("no Zengin bank %s", bankCode))
-		return
-	}
-	if branchCode != "" {
-		br, ok := z.Branch(bankCode, branchCode)
-		if !ok {
-			a.fail(w, r, fault.NotFoundf("bank %s has no branch %s", bankCode, branchCode))
+	if r.URL.Query().Has("branch_code") {
+		b, err := a.Banks.Branch(code, branch)
+		if err != nil {
+			a.fail(w, r, err)
 			return
 		}
-		a.writeJSON(w, r, http.StatusOK, branchView(b, br))
+		a.writeJSON(w, r, http.StatusOK, b)
 		return
 	}
-	all := z.Branches(bankCode)
-	var views []BranchView
-	for i := (page - 1) * perPage; i < len(all) && i < page*perPage; i++ {
-		views = append(views, branchView(b, all[i]))
+	list, total, err := a.Banks.Branches(code, page, perPage)
+	if err != nil {
+		a.fail(w, r, err)
+		return
 	}
-	a.writeJSON(w, r, http.StatusOK, newPageList(views, page, perPage, len(all)))
+	a.writeJSON(w, r, http.StatusOK, newPageList(list, page, perPage, total))
+}
+
+func (a *API) lookupQRImage(w http.ResponseWriter, r *http.Request) {
+	data, err := readQRImage(r)
+	if err != nil {
+		io.Copy(io.Discard, r.Body)
+		a.fail(w, r, err)
+		return
+	}
+	var names bank.NameInquiry = bank.NoNames{}
+	if a.Env == Sandbox {
+		names = bank.SandboxNames{}
+	}
+	res, err := a.Banks.LookupQRImage(r.Context(), data, names)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, res)
+}
+
+// readQRImage reads the part qr_image of a multipart body, bounded as it is
+// read; other parts are skipped.
+func readQRImage(r *http.Request) ([]byte, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
+			"the body must be multipart/form-data, with the image as the part qr_image")
+	}
+	var data []byte
+	found := false
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, kycMultipartError(err)
+		}
+		if part.FormName() != "qr_image" {
+			if _, err := io.Copy(io.Discard, part); err != nil {
+				return nil, kycMultipartError(err)
+			}
+			continue
+		}
+		if found {
+			return nil, fault.Field("qr_image", "is sent more than once")
+		}
+		data, err = io.ReadAll(io.LimitReader(part, bank.MaxQRImageBytes+1))
+		if err != nil {
+			return nil, kycMultipartError(err)
+		}
+		if len(data) > bank.MaxQRImageBytes {
+			return nil, fault.New(fault.TooLarge, fault.CodeTooLarge, "qr_image is larger than %d bytes", bank.MaxQRImageBytes)
+		}
+		found = true
+	}
+	if !found {
+		return nil, fault.Field("qr_image", "is required: a PNG or JPEG image")
+	}
+	return data, nil
 }

@@ -174,13 +174,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		}
 		responses := map[string]any{}
 		ok := map[string]any{"description": "Success."}
-		if len(rt.responses) > 0 {
-			var shapes []any
-			for _, r := range rt.responses {
-				shapes = append(shapes, g.schema(reflect.TypeOf(r)))
-			}
-			ok["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": shapes}}}
-		} else if rt.response != nil {
+		if rt.response != nil {
 			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok
@@ -286,6 +280,13 @@ var (
 )
 
 func (g *schemaGen) schema(t reflect.Type) map[string]any {
+	if t.Kind() == reflect.Struct && t.Implements(oneOfType) {
+		var shapes []any
+		for _, v := range reflect.Zero(t).Interface().(oneOfResponse).oneOfShapes() {
+			shapes = append(shapes, g.schema(reflect.TypeOf(v)))
+		}
+		return map[string]any{"oneOf": shapes}
+	}
 	switch t {
 	case amountType:
 		return map[string]any{"oneOf": []any{map[string]any{"type": "number"}, map[string]any{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]+)?$`}},
@@ -420,3 +421,9 @@ func componentName(t reflect.Type) string {
 	}
 	return strings.ToUpper(pkg[:1]) + pkg[1:] + name
 }
+
+// oneOfResponse is a response type that stands for one of several shapes
+// (an endpoint that answers a record or a list depending on its query).
+type oneOfResponse interface{ oneOfShapes() []any }
+
+var oneOfType = reflect.TypeOf((*oneOfResponse)(nil)).Elem()

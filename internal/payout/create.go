@@ -363,14 +363,31 @@ func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params ma
 	if code == "" {
 		return
 	}
+	if why := s.bankUnavailable(m); why != "" {
+		f.Add(field+"."+m.BankField, why)
+		return
+	}
 	if !s.hasBank(m, code) {
 		f.Add(field+"."+m.BankField, fmt.Sprintf("%q is not one of %s's banks: GET /v2/payouts/payout_method/params lists them", code, m.Code))
 		return
 	}
-	branch, _ := params["branch_code"].(string)
-	if dir, ok := s.banks.(BranchDirectory); ok && branch != "" && !dir.HasBranch(m.Code, code, branch) {
-		f.Add(field+".branch_code", fmt.Sprintf("%q is not a branch of bank %s: GET /v2/banks/branches?bank_code=%s lists them", branch, code, code))
+	if m.Code == "jp_bank_jpy" {
+		branch, _ := params["branch_code"].(string)
+		if bc, ok := s.banks.(BranchChecker); ok && branch != "" && !bc.HasBranch(code, branch) {
+			f.Add(field+".branch_code", fmt.Sprintf("%q is not a branch of bank %s in the Zengin directory: GET /v2/banks/branches?bank_code=%s lists them", branch, code, code))
+		}
 	}
+}
+
+// bankUnavailable says why m takes no bank code at all, or "".
+func (s *Service) bankUnavailable(m Method) string {
+	if s.banks == nil {
+		return "cannot be checked: this payd has no bank directory, so " + m.Code + " takes no bank_code"
+	}
+	if u, ok := s.banks.(interface{ Unavailable(string) string }); ok {
+		return u.Unavailable(m.Code)
+	}
+	return ""
 }
 
 func (s *Service) hasBank(m Method, code string) bool {

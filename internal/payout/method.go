@@ -213,8 +213,8 @@ type Banks interface {
 	Banks(method string) []Bank
 }
 
-// BranchDirectory is a directory that also knows each bank's branches (the
-// Zengin directory does): a method's branch_code must then be one of them.
-type BranchDirectory interface {
-	HasBranch(method, bankCode, branchCode string) bool
+// BranchChecker is implemented by a Banks that knows branches (Zengin): a
+// jp_bank_jpy branch_code must be one of its bank's branches.
+type BranchChecker interface {
+	HasBranch(bankCode, branchCode string) bool
 }

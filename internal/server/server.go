@@ -140,7 +140,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	} else {
 		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
 	}
-	banks, err := bank.NewDirectory()
+	banks, err := bank.Load()
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -123,7 +123,7 @@ var (
 
 // Zengin is the part of the Zengin directory the checks need.
 type Zengin interface {
-	HasBranch(method, bankCode, branchCode string) bool
+	HasBranch(bankCode, branchCode string) bool
 }
 
 func (b BankAccount) check(f fault.Fields, currency string, banks Zengin) {
@@ -145,7 +145,7 @@ func (b BankAccount) check(f fault.Fields, currency string, banks Zengin) {
 	case "JPY":
 		if !zenginBank.MatchString(b.BankCode) || !zenginBranch.MatchString(b.BranchCode) {
 			f.Add(p+"bank_code", "JPY takes a 4-digit Zengin bank_code and a 3-digit branch_code")
-		} else if banks != nil && !banks.HasBranch("jp_bank_jpy", b.BankCode, b.BranchCode) {
+		} else if banks != nil && !banks.HasBranch(b.BankCode, b.BranchCode) {
 			f.Add(p+"branch_code", fmt.Sprintf("bank %s has no branch %s in the Zengin directory", b.BankCode, b.BranchCode))
 		}
 		if b.AccountType != "ordinary" && b.AccountType != "current" {

@@ -1,134 +1,168 @@
-// Command gen fetches the pinned zengin-code release (Japan's Zengin bank
-// and branch codes, maintained at https://github.com/zengin-code) from the
-// npm registry and writes the directory payd embeds, with a record of its
-// source. Run it with `go generate ./internal/bank` (npm must be on PATH).
+// Command gen fetches the pinned bank directories from the npm registry and
+// writes the compact files payd embeds, with a record of their source:
+//
+//   - zengin-code: every Japanese bank and branch (Zengin codes), as
+//     assets/zengin.tsv.gz;
+//   - vietnam-qr-pay: the NAPAS member banks of Viet Nam (BIN, name, short
+//     name, SWIFT code), as assets/napas.tsv.
+//
+// Run it with `go generate ./internal/bank` (npm and node must be on PATH).
+// The packages' data is JavaScript; node evaluates it and prints JSON, so no
+// value is parsed out of source text by hand.
 package main
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/text/unicode/norm"
-	"golang.org/x/text/width"
 )
 
-// version is the pinned zengin-code release.
-const version = "1.0.0-p20260824"
-
-type entry struct {
-	Code     string           `json:"code"`
-	Name     string           `json:"name"`
-	Kana     string           `json:"kana"`
-	Branches map[string]entry `json:"branches"`
-}
+// The pinned releases. Raise them to take a newer directory.
+const (
+	zenginVersion = "1.0.0-p20260824"
+	napasVersion  = "1.5.1"
+)
 
 func main() {
-	if err := run("data"); err != nil {
+	if err := run("assets"); err != nil {
 		fmt.Fprintln(os.Stderr, "bank gen:", err)
 		os.Exit(1)
 	}
 }
 
 func run(out string) error {
-	dir, err := os.MkdirTemp("", "zengin-code")
+	dir, err := os.MkdirTemp("", "bank-gen")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("npm", "pack", "--silent", "zengin-code@"+version)
-	cmd.Dir, cmd.Stderr = dir, os.Stderr
-	name, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("npm pack: %w", err)
-	}
-	raw, err := read(filepath.Join(dir, strings.TrimSpace(string(name))), "package/lib/zengin-data.js")
-	if err != nil {
-		return err
-	}
-	// The data is a CommonJS module whose value is JSON.
-	js := strings.TrimSpace(string(raw))
-	js = strings.TrimSuffix(strings.TrimPrefix(js, "module.exports ="), ";")
-	var banks map[string]entry
-	if err := json.Unmarshal([]byte(js), &banks); err != nil {
-		return fmt.Errorf("read zengin-data.js: %w", err)
-	}
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	w := bufio.NewWriter(gz)
-	branches := 0
-	for _, code := range slices.Sorted(mapsKeys(banks)) {
-		b := banks[code]
-		fmt.Fprintf(w, "B\t%s\t%s\t%s\n", b.Code, clean(b.Name), halfWidth(b.Kana))
-		for _, bc := range slices.Sorted(mapsKeys(b.Branches)) {
-			r := b.Branches[bc]
-			fmt.Fprintf(w, "R\t%s\t%s\t%s\t%s\n", b.Code, r.Code, clean(r.Name), halfWidth(r.Kana))
-			branches++
+	for _, pkg := range []string{"zengin-code@" + zenginVersion, "vietnam-qr-pay@" + napasVersion} {
+		if err := unpack(dir, pkg); err != nil {
+			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
+	if err := zengin(filepath.Join(dir, "zengin-code", "package"), out); err != nil {
 		return err
 	}
-	if err := gz.Close(); err != nil {
+	if err := napas(filepath.Join(dir, "vietnam-qr-pay", "package"), out); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "zengin.tsv.gz"), buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	source := fmt.Sprintf("zengin.tsv.gz: zengin-code %s from the npm registry (https://www.npmjs.com/package/zengin-code, MIT, data by https://github.com/zengin-code/source-data), %d banks and %d branches, kana made half-width; fetched %s by internal/bank/gen.\n",
-		version, len(banks), branches, time.Now().UTC().Format("2006-01-02"))
+	day := time.Now().UTC().Format("2006-01-02")
+	source := fmt.Sprintf(`zengin.tsv.gz: zengin-code %s from the npm registry (https://www.npmjs.com/package/zengin-code, data of https://github.com/zengin-code/source-data, MIT), fetched %s by internal/bank/gen.
+napas.tsv: vietnam-qr-pay %s from the npm registry (https://www.npmjs.com/package/vietnam-qr-pay, MIT), its Banks list, fetched %s by internal/bank/gen.
+`, zenginVersion, day, napasVersion, day)
 	return os.WriteFile(filepath.Join(out, "SOURCE"), []byte(source), 0o644)
 }
 
-func mapsKeys(m map[string]entry) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// unpack fetches pkg with npm pack and unpacks it in dir/<name>/package.
+func unpack(dir, pkg string) error {
+	cmd := exec.Command("npm", "pack", "--silent", pkg)
+	cmd.Dir, cmd.Stderr = dir, os.Stderr
+	name, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("npm pack %s: %w", pkg, err)
 	}
+	target := filepath.Join(dir, pkg[:strings.LastIndex(pkg, "@")])
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return err
+	}
+	tar := exec.Command("tar", "xzf", filepath.Join(dir, strings.TrimSpace(string(name))), "-C", target)
+	tar.Stderr = os.Stderr
+	return tar.Run()
 }
 
-// clean keeps a name on one TSV field.
-func clean(s string) string { return strings.NewReplacer("\t", " ", "\n", " ").Replace(s) }
-
-// halfWidth writes katakana in half-width forms (ｶﾞ for ガ), as Zengin
-// transfer files and simulate_deposit's remitter names carry them.
-func halfWidth(s string) string { return clean(width.Narrow.String(norm.NFD.String(s))) }
-
-func read(tarball, want string) ([]byte, error) {
-	f, err := os.Open(tarball)
+// nodeJSON evaluates expr with node in dir and decodes the JSON it prints.
+func nodeJSON(dir, expr string, v any) error {
+	cmd := exec.Command("node", "-e", "process.stdout.write(JSON.stringify("+expr+"))")
+	cmd.Dir, cmd.Stderr = dir, os.Stderr
+	b, err := cmd.Output()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("node %s: %w", expr, err)
 	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
+	return json.Unmarshal(b, v)
+}
+
+type zenginEntry struct {
+	Code     string                 `json:"code"`
+	Name     string                 `json:"name"`
+	Kana     string                 `json:"kana"`
+	Branches map[string]zenginEntry `json:"branches"`
+}
+
+// clean keeps a field off the file's separators.
+func clean(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(strings.TrimSpace(s))
+}
+
+// zengin writes one line per bank, "B code name kana", followed by one line
+// per branch of it, "code name kana" (tab-separated, sorted by code).
+func zengin(pkg, out string) error {
+	var banks map[string]zenginEntry
+	if err := nodeJSON(pkg, "require('./lib/zengin-data.js')", &banks); err != nil {
+		return err
 	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s is not in the package", want)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Name == want {
-			return io.ReadAll(tr)
+	if len(banks) < 1000 {
+		return fmt.Errorf("zengin-code has %d banks: not the full directory", len(banks))
+	}
+	var buf bytes.Buffer
+	for _, code := range sortedKeys(banks) {
+		b := banks[code]
+		fmt.Fprintf(&buf, "B\t%s\t%s\t%s\n", clean(b.Code), clean(b.Name), clean(b.Kana))
+		for _, bc := range sortedKeys(b.Branches) {
+			br := b.Branches[bc]
+			fmt.Fprintf(&buf, "%s\t%s\t%s\n", clean(br.Code), clean(br.Name), clean(br.Kana))
 		}
 	}
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(buf.Bytes())
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "zengin.tsv.gz"), gz.Bytes(), 0o644)
+}
+
+type napasEntry struct {
+	Bin       string `json:"bin"`
+	Name      string `json:"name"`
+	ShortName string `json:"shortName"`
+	SwiftCode string `json:"swiftCode"`
+}
+
+// napas writes one line per member bank: "bin name short_name swift_code".
+func napas(pkg, out string) error {
+	var banks []napasEntry
+	if err := nodeJSON(pkg, "require('./dist/constants/banks.js').Banks", &banks); err != nil {
+		return err
+	}
+	if len(banks) < 30 {
+		return fmt.Errorf("vietnam-qr-pay has %d banks: not the NAPAS directory", len(banks))
+	}
+	sort.Slice(banks, func(i, j int) bool { return banks[i].Bin < banks[j].Bin })
+	var buf bytes.Buffer
+	seen := map[string]bool{}
+	for _, b := range banks {
+		if b.Bin == "" || seen[b.Bin] {
+			continue
+		}
+		seen[b.Bin] = true
+		fmt.Fprintf(&buf, "%s\t%s\t%s\t%s\n", clean(b.Bin), clean(b.Name), clean(b.ShortName), clean(b.SwiftCode))
+	}
+	return os.WriteFile(filepath.Join(out, "napas.tsv"), buf.Bytes(), 0o644)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
