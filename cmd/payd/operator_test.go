@@ -317,7 +317,7 @@ func TestUserCreate(t *testing.T) {
 	}{
 		{"finance, password with newline", "ops@example.com", "finance", "correct horse battery staple\n", "ops@example.com", "correct horse battery staple"},
 		{"admin, CRLF", "boss@example.com", "admin", "s3cret pass-phrase\r\n", "boss@example.com", "s3cret pass-phrase"},
-		{"viewer, shortest password", "view@example.com", "viewer", "0123456789", "view@example.com", "0123456789"},
+		{"viewer, shortest password", "view@example.com", "viewer", "0123456789ab", "view@example.com", "0123456789ab"},
 		{"developer, email in mixed case", "Dev@Example.COM", "developer", "0123456789abcdef\n", "dev@example.com", "0123456789abcdef"},
 	}
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
@@ -381,8 +381,8 @@ func TestUserCreateRejects(t *testing.T) {
 			{"bad role", m.MerchantID, "a@example.com", "owner", "--password-stdin", "a long enough password", 1, "payd: role must be admin, finance, developer or viewer"},
 			{"bad email", m.MerchantID, "not-an-email", "finance", "--password-stdin", "a long enough password", 1, "payd: email must be an email address"},
 			{"email with a display name", m.MerchantID, "Ann <a@example.com>", "finance", "--password-stdin", "a long enough password", 1, "payd: email must be an email address"},
-			{"nine-character password", m.MerchantID, "a@example.com", "finance", "--password-stdin", "123456789\n", 1, "payd: password must be 10 to 256 characters"},
-			{"empty password", m.MerchantID, "a@example.com", "finance", "--password-stdin", "", 1, "payd: password must be 10 to 256 characters"},
+			{"eleven-character password", m.MerchantID, "a@example.com", "finance", "--password-stdin", "12345678901\n", 1, "payd: password must be 12 to 256 characters"},
+			{"empty password", m.MerchantID, "a@example.com", "finance", "--password-stdin", "", 1, "payd: password must be 12 to 256 characters"},
 			{"duplicate email", m.MerchantID, "taken@example.com", "finance", "--password-stdin", "a long enough password", 1, "payd: a user with email taken@example.com already exists"},
 			{"duplicate email in another case", m.MerchantID, "Taken@Example.com", "finance", "--password-stdin", "a long enough password", 1, "already exists"},
 			{"unknown merchant", "NOSUCHID", "a@example.com", "finance", "--password-stdin", "a long enough password", 1, "payd: no merchant NOSUCHID"},

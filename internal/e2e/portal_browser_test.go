@@ -84,6 +84,55 @@ func TestPortalInBrowser(t *testing.T) {
 			t.Errorf("after approval the payout is %q, want processing", got)
 		}
 
+		// The checker rejects another payout with a reason: its funds are back.
+		before := p.balanceOf(m, "AUD").Available
+		second := str(p.createPayout(m, payoutBody("AUD", "au_bank_aud", "40", bsbOK)), "uuid")
+		open(t, checker, p.root+"/portal/payouts/"+second)
+		browse(t, checker, chromedp.SendKeys(chromedp.CSS(`textarea[name="reason"]`), "wrong supplier account"), chromedp.Click(chromedp.CSS("#reject")))
+		waitLocation(t, checker, p.root+"/portal/payouts/"+second+"?done=rejected")
+		browse(t, checker, chromedp.WaitVisible(chromedp.CSS(".notice")))
+		if got := read(t, checker, chromedp.Text(chromedp.CSS("#status"))); got != "rejected" {
+			t.Errorf("after rejection the payout is %q, want rejected", got)
+		}
+		if got := read(t, checker, chromedp.Text(chromedp.CSS("#approval"))); !strings.Contains(got, "wrong supplier account") {
+			t.Errorf("the approval record shows %q, want the reason", got)
+		}
+		open(t, checker, p.root+"/portal/")
+		if got := read(t, checker, chromedp.Text(chromedp.CSS("main"))); !strings.Contains(got, before.String()) {
+			t.Errorf("after the rejection the balances show %q, want %s available again", got, before)
+		}
+
+		// A viewer is offered no decision, and a forged approval is refused.
+		if _, err := p.srv.Merchants.CreateUser(ctx, m.MerchantID, "viewer@shop.example", merchant.Viewer, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		third := str(p.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK)), "uuid")
+		viewer := newBrowser(t, alloc)
+		signIn(t, viewer, p, "viewer@shop.example", "correct horse battery", "")
+		open(t, viewer, p.root+"/portal/payouts/"+third)
+		if n := read(t, viewer, chromedp.Evaluate[int](`document.querySelectorAll('#approve, #reject').length`)); n != 0 {
+			t.Error("a viewer is offered a decision")
+		}
+		read(t, viewer, chromedp.Evaluate[bool](`(() => {
+			const f = document.createElement('form');
+			f.method = 'post';
+			f.action = '/portal/payouts/`+third+`/approve';
+			const i = document.createElement('input');
+			i.type = 'hidden'; i.name = 'csrf_token'; i.value = document.querySelector('input[name="csrf_token"]').value;
+			f.appendChild(i);
+			document.body.appendChild(f);
+			f.submit();
+			return true;
+		})()`))
+		waitLocation(t, viewer, p.root+"/portal/payouts/"+third+"/approve")
+		browse(t, viewer, chromedp.WaitVisible(chromedp.CSS("h1")))
+		if got := read(t, viewer, chromedp.Text(chromedp.CSS("h1"))); got != "Forbidden" {
+			t.Errorf("a viewer's forged approval shows %q, want Forbidden", got)
+		}
+		if got := str(p.get("/v2/payouts/detail?uuid="+third, m).JSON(t), "status"); got != "held" {
+			t.Errorf("after the viewer's forged approval the payout is %s, want held", got)
+		}
+
 		// The checker turns on a second factor and signs in with it.
 		open(t, checker, p.root+"/portal/account/totp")
 		secret := read(t, checker, chromedp.Text(chromedp.CSS("#totp-secret")))
@@ -91,11 +140,8 @@ func TestPortalInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		browse(t, checker, chromedp.SendKeys(chromedp.CSS(`input[name="code"]`), code), chromedp.Submit(chromedp.CSS(`input[name="code"]`)))
-		waitLocation(t, checker, p.root+"/portal/account/totp")
-		if got := read(t, checker, chromedp.Text(chromedp.CSS("main"))); !strings.Contains(got, "second factor is on") {
-			t.Fatalf("after confirming the code: %q", got)
-		}
+		browse(t, checker, chromedp.SendKeys(chromedp.CSS(`input[name="code"]`), code), chromedp.Submit(chromedp.CSS(`input[name="code"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#totp-on")))
 		browse(t, checker, chromedp.Click(chromedp.CSS(`header button`)))
 		waitLocation(t, checker, p.root+"/portal/login")
 		if status := open(t, checker, p.root+"/portal/payouts"); status != 200 || read(t, checker, chromedp.Location()) != p.root+"/portal/login" {

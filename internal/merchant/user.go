@@ -41,9 +41,10 @@ type NewUser struct {
 	Role   Role   `json:"role"`
 }
 
-// Password bounds: long enough to matter, short enough that hashing stays cheap.
+// Password bounds: long enough to matter (CONTRACT §13: a new password has
+// at least 12 characters), short enough that hashing stays cheap.
 const (
-	minPasswordLen = 10
+	minPasswordLen = 12
 	maxPasswordLen = 256
 )
 

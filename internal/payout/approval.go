@@ -45,11 +45,6 @@ const (
 // decision is 409 INVALID_STATE. Approved, the payout is processed (or
 // scheduled); rejected, its funds return, in the same transaction.
 func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout, error) {
-	if !d.Approve {
-		if n := utf8.RuneCountInString(strings.TrimSpace(d.Reason)); n < minReasonLen || n > maxReasonLen {
-			return Payout{}, fault.Field("reason", fmt.Sprintf("must be %d to %d characters", minReasonLen, maxReasonLen))
-		}
-	}
 	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID, false)
 	if err != nil {
 		return Payout{}, err
@@ -59,6 +54,13 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 	}
 	if r.createdByUser != "" && r.createdByUser == d.By.UserID {
 		return Payout{}, fault.New(fault.Forbidden, fault.CodeForbidden, "the creator of a payout may not decide it")
+	}
+	// The reason is read after who may decide: a user who may not is told so
+	// (403), whatever the form carried.
+	if !d.Approve {
+		if n := utf8.RuneCountInString(strings.TrimSpace(d.Reason)); n < minReasonLen || n > maxReasonLen {
+			return Payout{}, fault.Field("reason", fmt.Sprintf("must be %d to %d characters", minReasonLen, maxReasonLen))
+		}
 	}
 	now, err := s.clock.Read(ctx, tx, d.MerchantID)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
 	"payd/internal/clock"
@@ -32,10 +33,10 @@ const (
 	IdleTimeout     = 30 * time.Minute
 	AbsoluteTimeout = 12 * time.Hour
 	// Sign-in failures for one email: slowed after slowAfter, refused for
-	// lockFor after lockAfter.
+	// LockFor after lockAfter.
 	slowAfter = 3
 	lockAfter = 10
-	lockFor   = 15 * time.Minute
+	LockFor   = 15 * time.Minute
 )
 
 // Errors of sign-in: one answer for a wrong password and an unknown email.
@@ -115,18 +116,28 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		u          User
 		hash, totp string
 		disabled   *int64
+		lastStep   int64
 	)
-	err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, disabled_at FROM users WHERE email = $1`, email).
-		Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &disabled)
+	err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, totp_last_step, disabled_at FROM users WHERE email = $1`, email).
+		Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &lastStep, &disabled)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Session{}, 0, fmt.Errorf("sign in: %w", err)
 	}
-	ok := err == nil && disabled == nil && hash != "" && merchant.CheckPassword(hash, c.Password)
-	if ok && totp != "" && !validTOTP(totp, c.TOTPCode, now) {
-		if c.TOTPCode == "" {
-			return Session{}, 0, ErrNoTOTP
+	found := err == nil && disabled == nil && hash != ""
+	if !found {
+		// An unknown, disabled or not yet activated account costs the same
+		// argon2id work as a wrong password: the timing tells nothing.
+		hash = dummyHash
+	}
+	ok := merchant.CheckPassword(hash, c.Password) && found
+	var step int64
+	if ok && totp != "" {
+		if step = totpStep(totp, c.TOTPCode, now); step <= lastStep {
+			if c.TOTPCode == "" {
+				return Session{}, 0, ErrNoTOTP
+			}
+			ok = false
 		}
-		ok = false
 	}
 	if !ok {
 		delay, lockErr := s.failed(ctx, email, u, c.Client, now)
@@ -141,8 +152,24 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_login_failures WHERE email = $1`, email); err != nil {
 			return err
 		}
+		if totp != "" {
+			// The code is used up: the same code cannot open a second session.
+			won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE users SET totp_last_step = $1 WHERE id = $2 AND totp_last_step < $1`, step, u.ID))
+			if err != nil {
+				return err
+			}
+			if !won {
+				return ErrBadLogin
+			}
+		}
 		at, err := s.clock.Read(ctx, tx, u.MerchantID)
 		if err != nil {
+			return err
+		}
+		// Sessions of this user that have ended are dropped here, so the
+		// table keeps only live ones and the ones about to end.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE user_id = $1 AND (last_seen_at <= $2 OR created_at <= $3)`,
+			u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
@@ -151,6 +178,9 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		}
 		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: "login", Subject: u.Email, Client: c.Client, At: at})
 	})
+	if errors.Is(err, ErrBadLogin) {
+		return Session{}, 0, err
+	}
 	if err != nil {
 		return Session{}, 0, fmt.Errorf("sign in: %w", err)
 	}
@@ -169,14 +199,18 @@ func (s *Service) failed(ctx context.Context, email string, u User, client strin
 		}
 		if failures >= lockAfter {
 			if _, err := tx.ExecContext(ctx, `UPDATE portal_login_failures SET failures = 0, locked_until = $1 WHERE email = $2`,
-				now.Add(lockFor).UnixMilli(), email); err != nil {
+				now.Add(LockFor).UnixMilli(), email); err != nil {
 				return err
 			}
 		}
 		if u.MerchantID == "" {
 			return nil
 		}
-		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: email, Action: "login_failed", Subject: email, Client: client, At: now})
+		at, err := s.clock.Read(ctx, tx, u.MerchantID)
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: email, Action: "login_failed", Subject: email, Client: client, At: at})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("count sign-in failure: %w", err)
@@ -239,12 +273,32 @@ func CSRFMatches(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }
 
+// dummyHash is checked when no account can sign in with the email.
+var dummyHash, _ = merchant.HashPassword("no such portal user")
+
+// totpPeriod is the step of the codes (RFC 6238's default, what
+// authenticator apps use).
+const totpPeriod = 30 * time.Second
+
+// totpStep returns the step (counter) at which code is secret's code, trying
+// now's step and one on either side for clock drift, or 0 when it is none.
+// Remembering the step accepted last turns a code into a one-time password.
+func totpStep(secret, code string, now time.Time) int64 {
+	if len(code) != 6 {
+		return 0
+	}
+	for _, skew := range []int64{0, -1, 1} {
+		at := now.Add(time.Duration(skew) * totpPeriod)
+		want, err := totp.GenerateCodeCustom(secret, at, totp.ValidateOpts{Period: uint(totpPeriod / time.Second), Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return at.Unix() / int64(totpPeriod/time.Second)
+		}
+	}
+	return 0
+}
+
 // validTOTP checks a 6-digit code of secret at now (RFC 6238, 30 s steps,
 // one step of skew).
 func validTOTP(secret, code string, now time.Time) bool {
-	if len(code) != 6 {
-		return false
-	}
-	ok, err := totp.ValidateCustom(code, secret, now, totpOpts)
-	return err == nil && ok
+	return totpStep(secret, code, now) > 0
 }

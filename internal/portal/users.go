@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
 	"payd/internal/clock"
@@ -27,8 +26,6 @@ const (
 	maxPasswordLen = 256
 	inviteLife     = 72 * time.Hour
 )
-
-var totpOpts = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
 // Forbidden is the answer to a role that may not do something.
 func Forbidden(what string) error {
@@ -108,7 +105,7 @@ func (s *Service) Invite(ctx context.Context, by Session, email string, role mer
 }
 
 // AcceptInvite sets an invited user's password through their one-time link.
-func (s *Service) AcceptInvite(ctx context.Context, token, password string) (string, error) {
+func (s *Service) AcceptInvite(ctx context.Context, token, password, client string) (string, error) {
 	if n := utf8.RuneCountInString(password); n < minPasswordLen || len(password) > maxPasswordLen {
 		return "", fault.Field("password", fmt.Sprintf("must be %d to %d characters", minPasswordLen, maxPasswordLen))
 	}
@@ -140,7 +137,7 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password string) (str
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, hash, userID); err != nil {
 			return "", err
 		}
-		return email, nil
+		return email, Audit(ctx, tx, Entry{MerchantID: merchantID, Actor: email, Action: "invite_accepted", Subject: email, Client: client, At: now})
 	})
 }
 
@@ -176,6 +173,12 @@ func (s *Service) changeUser(ctx context.Context, by Session, userID, client, ac
 			return err
 		}
 		if losesAdmin && role == string(merchant.Admin) && disabled == nil {
+			// One change of an admin at a time per merchant: two admins
+			// demoting each other at once must not leave none.
+			var locked string
+			if err := tx.QueryRowContext(ctx, `SELECT id FROM merchants WHERE id = $1`+tx.DB().ForUpdate(), by.MerchantID).Scan(&locked); err != nil {
+				return err
+			}
 			var admins int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE merchant_id = $1 AND role = 'admin' AND disabled_at IS NULL`, by.MerchantID).Scan(&admins); err != nil {
 				return err

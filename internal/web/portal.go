@@ -248,6 +248,7 @@ func (h *portalPages) login(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusUnauthorized
 		if errors.Is(err, portal.ErrLocked) {
 			status = http.StatusTooManyRequests
+			w.Header().Set("Retry-After", strconv.Itoa(int(portal.LockFor/time.Second)))
 		}
 		e, _ := fault.As(err)
 		msg := "Sign-in failed."
@@ -392,12 +393,13 @@ func (h *portalPages) payout(w http.ResponseWriter, r *http.Request, s portal.Se
 	canDecide := po.Status == payout.Held && (s.Role == merchant.Admin || s.Role == merchant.Finance) &&
 		(po.Approval == nil || po.Approval.CreatedBy != s.Email)
 	page := h.page(s, "Payout "+po.UUID, map[string]any{"Payout": po, "CanDecide": canDecide})
-	page.Notice = r.URL.Query().Get("done")
-	if len(page.Notice) > 100 {
-		page.Notice = ""
-	}
+	// Only the page's own notices are shown: a link cannot put words on it.
+	page.Notice = decisionNotices[r.URL.Query().Get("done")]
 	h.render(w, r, http.StatusOK, "payout", page)
 }
+
+// decisionNotices are the notices of a payout's page after a decision.
+var decisionNotices = map[string]string{"approved": "You approved the payout.", "rejected": "You rejected the payout: its funds are back in the available balance."}
 
 // decide approves or rejects a held payout through the payout engine's one
 // decision rule, and records it in the audit log in the same transaction.
@@ -676,7 +678,7 @@ func (h *portalPages) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusForbidden, "message", portalPage{Title: "Refused", Data: "The form was refused."})
 		return
 	}
-	if _, err := h.Portal.AcceptInvite(r.Context(), token, r.PostFormValue("password")); err != nil {
+	if _, err := h.Portal.AcceptInvite(r.Context(), token, r.PostFormValue("password"), h.client(r)); err != nil {
 		h.fail(w, r, portal.Session{}, err)
 		return
 	}

@@ -22,6 +22,8 @@ CREATE TABLE portal_login_failures (
 ALTER TABLE users ADD COLUMN disabled_at BIGINT;
 ALTER TABLE users ADD COLUMN totp_secret TEXT NOT NULL DEFAULT '';
 ALTER TABLE users ADD COLUMN totp_pending TEXT NOT NULL DEFAULT '';
+-- The 30-second step of the last code accepted: a code is good once (RFC 6238 §5.2).
+ALTER TABLE users ADD COLUMN totp_last_step BIGINT NOT NULL DEFAULT 0;
 
 -- One-time links for invited users to set their password.
 CREATE TABLE portal_invites (
@@ -44,3 +46,7 @@ CREATE TABLE audit_log (
     at           BIGINT NOT NULL
 );
 CREATE INDEX audit_log_list ON audit_log (merchant_id, at);
+
+-- Append-only in the database too: an UPDATE or DELETE of a row fails.
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
