@@ -44,6 +44,7 @@ func commands() []command {
 		{"app revoke", "revoke an app and its access tokens", runAppRevoke},
 		{"user create", "add a portal user (password on standard input)", runUserCreate},
 		{"account update", "change a payments account's settings", runAccountUpdate},
+		{"treasury review", "approve or reject a treasury account in review", runTreasuryReview},
 		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
 	}
 }

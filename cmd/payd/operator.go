@@ -11,6 +11,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/ratelimit"
 	"payd/internal/store"
+	"payd/internal/treasury"
 )
 
 // openMerchants opens and migrates the database for an operator command.
@@ -270,6 +271,43 @@ func runMerchantLimits(ctx context.Context, env *cliEnv, args []string) error {
 			return fmt.Sprintf("%d/s", v)
 		}
 		fmt.Fprintf(out, "merchant %s: writes %s, reads %s\n", *id, show(limits.WriteRate, ratelimit.DefaultWriteRate), show(limits.ReadRate, ratelimit.DefaultReadRate))
+	})
+}
+
+func runTreasuryReview(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "treasury review")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	account := f.String("account", "", "the treasury account's id")
+	approve := f.Bool("approve", false, "approve the submission in review: the account becomes active")
+	reject := f.Bool("reject", false, "reject it (with --reason)")
+	reason := f.String("reason", "", "why it is rejected")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id, "account": account}); err != nil {
+		return err
+	}
+	if *approve == *reject {
+		return usageError{"give exactly one of --approve and --reject"}
+	}
+	_, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	outcome := treasury.Approve
+	if *reject {
+		outcome = treasury.Reject
+	}
+	svc := treasury.NewService(db, merchant.NewClock(clock.Real{}), treasury.Bank{})
+	acc, err := svc.ReviewByOperator(ctx, *id, treasury.ReviewRequest{TreasuryAccountID: *account, Outcome: outcome, Reason: *reason})
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, acc, func(out io.Writer) {
+		fmt.Fprintf(out, "treasury account %s (%s): %s\n", acc.ID, acc.Currency, acc.Status)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"payd/internal/merchant"
 	"payd/internal/store"
@@ -692,4 +693,38 @@ func TestLedgerVerifyText(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestTreasuryReview: the operator approves a USD treasury account in
+// review; a second decision is refused.
+func TestTreasuryReview(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		m := createMerchant(t, dsn, "USD")
+		_, db := services(t, dsn)
+		var id string
+		_, err := store.Do(t.Context(), db, func(tx *store.Tx) (bool, error) {
+			acc, err := merchant.OpenTreasury(t.Context(), tx, m.MerchantID, "USD", merchant.TreasuryInReview, time.Now())
+			id = acc.PublicID
+			return true, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var printed struct{ ID, Status string }
+		out := mustPayd(t, "treasury", "review", "--db", dsn, "--merchant", m.MerchantID, "--account", id, "--approve", "--json")
+		if err := json.Unmarshal([]byte(out), &printed); err != nil {
+			t.Fatal(err)
+		}
+		if printed.ID != id || printed.Status != "active" {
+			t.Errorf("printed %+v, want %s active", printed, id)
+		}
+		r := payd(t, "treasury", "review", "--db", dsn, "--merchant", m.MerchantID, "--account", id, "--reject")
+		if r.code != 1 || !strings.Contains(r.stderr, "not in review") {
+			t.Errorf("second review: exit %d, %q", r.code, r.stderr)
+		}
+		if r := payd(t, "treasury", "review", "--db", dsn, "--merchant", m.MerchantID, "--account", id); r.code != 2 {
+			t.Errorf("neither --approve nor --reject: exit %d, want 2", r.code)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 	"payd/internal/proxy"
 	"payd/internal/server"
 	"payd/internal/store"
+	"payd/internal/treasury"
 )
+
+var bsbDigits = regexp.MustCompile(`^[0-9]{6}$`)
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	f := newFlags(env, "serve")
@@ -30,6 +34,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	smtpURL := f.setting("smtp-url", "PAYD_SMTP_URL", "",
 		"mail server for verification emails: smtp://user:password@host:587 (STARTTLS when offered) or smtps://… (TLS from the start)")
 	smtpFrom := f.setting("smtp-from", "PAYD_SMTP_FROM", "", "From address of the emails payd sends (required with --smtp-url)")
+	treasuryBank := f.setting("treasury-bank-name", "PAYD_TREASURY_BANK_NAME", "payd", "the bank name treasury accounts' details show")
+	treasuryBSB := f.setting("treasury-bsb", "PAYD_TREASURY_BSB", "", "the BSB AUD treasury accounts' details show (6 digits; shown as null when unset)")
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	if err := f.parse(args); err != nil {
@@ -38,6 +44,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	proxies, err := proxy.ParseTrust(*trusted)
 	if err != nil {
 		return usageError{"--trusted-proxies: " + err.Error()}
+	}
+	if *treasuryBSB != "" && !bsbDigits.MatchString(*treasuryBSB) {
+		return usageError{"--treasury-bsb: must be 6 digits"}
 	}
 	schedule, err := parseSchedule(*retries)
 	if err != nil {
@@ -55,6 +64,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies,
+		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB},
 	})
 	if err != nil {
 		return err

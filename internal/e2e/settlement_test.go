@@ -55,22 +55,22 @@ func TestSettlementConfigRules(t *testing.T) {
 			body  map[string]any
 			field string
 		}{
-			{"both beneficiaries", aud, map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.AccountNumber, "external_bank_account": audBank}, "treasury_account_id"},
+			{"both beneficiaries", aud, map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.PublicID, "external_bank_account": audBank}, "treasury_account_id"},
 			{"no beneficiary", aud, map[string]any{"frequency": "on_demand"}, "treasury_account_id"},
 			{"bad frequency", aud, map[string]any{"frequency": "weekly", "external_bank_account": audBank}, "frequency"},
 			{"BSB not 6 digits", aud, map[string]any{"frequency": "on_demand", "external_bank_account": with(audBank, map[string]any{"bsb": "06200"})}, "external_bank_account.bsb"},
 			{"unknown Zengin branch", apps["JPY"], map[string]any{"frequency": "on_demand", "external_bank_account": map[string]any{"bank_code": "0001", "branch_code": "999",
 				"account_number": "1234567", "account_name": "ｼｮｯﾌﾟ", "account_type": "ordinary"}}, "external_bank_account.branch_code"},
 			{"USD without SWIFT", apps["USD"], map[string]any{"frequency": "on_demand", "external_bank_account": audBank}, "external_bank_account.swift_code"},
-			{"another currency's treasury", apps["JPY"], map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.AccountNumber}, "treasury_account_id"},
+			{"another currency's treasury", apps["JPY"], map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.PublicID}, "treasury_account_id"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				wantError(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &tt.as, body: tt.body}), 422, "VALIDATION_FAILED", tt.field)
 			})
 		}
-		r := p.do(req{method: "PUT", path: "/v2/settlements/config", as: &aud, body: map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.AccountNumber}})
+		r := p.do(req{method: "PUT", path: "/v2/settlements/config", as: &aud, body: map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.PublicID}})
 		want(t, r, 200)
-		if c := r.JSON(t); str(c, "treasury_account_id") != treasury.AccountNumber {
+		if c := r.JSON(t); str(c, "treasury_account_id") != treasury.PublicID {
 			t.Errorf("config = %s", r.Body)
 		}
 		wantError(t, p.post("/v2/settlements", apps["USD"], map[string]any{}), 422, "NO_BENEFICIARY", "")
@@ -137,7 +137,7 @@ func TestSettlementToTreasury(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.fund(m, "200")
-		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.AccountNumber}}), 200)
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "treasury_account_id": treasury.PublicID}}), 200)
 		st := p.post("/v2/settlements", m, map[string]any{"amount": "150"}).JSON(t)
 		if str(st, "status") != "completed" {
 			t.Errorf("a treasury settlement is %s, want completed at once", str(st, "status"))

@@ -37,6 +37,8 @@ type tenantRecords struct {
 	requestExternalID                          string
 	staticPayID, staticCustomerID              string
 	settlementUUID, treasuryNumber             string
+	// transferUUID moves money into A's treasury account; it stays processing.
+	transferUUID string
 	// gatewayPaymentID is an integer, too short to swap; gatewayOrderID is swapped.
 	gatewayPaymentID, gatewayOrderID string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
@@ -48,7 +50,7 @@ type tenantRecords struct {
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.gatewayOrderID}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -104,7 +106,10 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.treasuryNumber = treasury.AccountNumber
+	a.treasuryNumber = treasury.PublicID
+	tr := p.post("/v2/transfers", aud, map[string]any{"amount": "5", "description": "to treasury", "treasury_account_id": a.treasuryNumber})
+	want(t, tr, 201)
+	a.transferUUID = str(tr.JSON(t), "uuid")
 	tok := p.get("/v1/payment_gateways/access_token", aud)
 	want(t, tok, 200)
 	a.gatewayOrderID = "a-gateway-order-1"
@@ -311,6 +316,17 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "settle into A's treasury account", method: "PUT", path: "/v2/settlements/config", as: "AUD",
 			body: map[string]any{"frequency": "on_demand", "treasury_account_id": a.treasuryNumber}, status: 422, code: "VALIDATION_FAILED"},
 		{name: "settlement detail", method: "GET", path: "/v2/settlements/detail?uuid=" + a.settlementUUID, as: "AUD", status: 404, code: nf},
+		{name: "transfer detail", method: "GET", path: "/v2/transfers/detail?uuid=" + a.transferUUID, as: "AUD", status: 404, code: nf},
+		{name: "simulate A's transfer", method: "POST", path: "/v2/transfers/simulate", as: "AUD", body: map[string]any{"uuid": a.transferUUID, "status": "completed"}, status: 404, code: nf},
+		{name: "transfer into A's treasury account", method: "POST", path: "/v2/transfers", as: "AUD",
+			body: map[string]any{"amount": "1", "description": "steal", "treasury_account_id": a.treasuryNumber}, status: 422, code: "VALIDATION_FAILED"},
+		{name: "submission for A's treasury account", method: "POST", path: "/v2/treasury_accounts/submissions", as: "AUD",
+			body: map[string]any{"treasury_account_id": a.treasuryNumber, "business_name": "Bob Ltd", "business_number": "123", "address": "1 St", "country": "AU",
+				"contact_name": "Bob", "contact_email": "bob@example.com"}, status: 404, code: nf},
+		{name: "review A's treasury account", method: "POST", path: "/v2/sandbox/treasury_accounts/review", as: "AUD",
+			body: map[string]any{"treasury_account_id": a.treasuryNumber, "outcome": "approved"}, status: 404, code: nf},
+		{name: "balances of A's treasury account", method: "GET", path: "/v2/balances/detail?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
+		{name: "history of A's treasury account", method: "GET", path: "/v2/balances/history?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
@@ -340,7 +356,7 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 // identifierName reports whether a parameter or member names a record.
 func identifierName(name string) bool {
 	switch name {
-	case "uuid", "id", "email", "account_number", "payid", "pay_id":
+	case "uuid", "id", "email", "account_number", "account", "payid", "pay_id":
 		return true
 	}
 	return strings.HasSuffix(name, "_id")

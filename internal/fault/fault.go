@@ -46,12 +46,15 @@ const (
 	CodeAmountOutOfRange  = "AMOUNT_OUT_OF_RANGE"
 	CodeCurrency          = "CURRENCY_NOT_SUPPORTED"
 	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
-	CodeForbidden         = "FORBIDDEN"
-	CodeTooLarge          = "TOO_LARGE"
-	CodeUnsupportedMedia  = "UNSUPPORTED_MEDIA_TYPE"
-	CodeRateLimited       = "RATE_LIMITED"
-	CodeInternal          = "INTERNAL"
-	CodeUnavailable       = "SERVICE_UNAVAILABLE"
+	// CodeAlreadyExists is the 409 of a create that repeats a unique key;
+	// its message names the existing record (CONTRACT §16).
+	CodeAlreadyExists    = "ALREADY_EXISTS"
+	CodeForbidden        = "FORBIDDEN"
+	CodeTooLarge         = "TOO_LARGE"
+	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
+	CodeRateLimited      = "RATE_LIMITED"
+	CodeInternal         = "INTERNAL"
+	CodeUnavailable      = "SERVICE_UNAVAILABLE"
 )
 
 // Error is a domain error with a stable code.

@@ -31,6 +31,8 @@ import (
 	"payd/internal/ratelimit"
 	"payd/internal/settlement"
 	"payd/internal/store"
+	"payd/internal/transfer"
+	"payd/internal/treasury"
 	"payd/internal/web"
 	"payd/internal/webhook"
 )
@@ -64,6 +66,8 @@ type Deps struct {
 	PayIDs        *payid.Service
 	Banks         *bank.Directory
 	Settlements   *settlement.Service
+	Treasury      *treasury.Service
+	Transfers     *transfer.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -233,6 +237,8 @@ func (a *API) table() []route {
 	out = append(out, a.payidRoutes()...)
 	out = append(out, a.bankRoutes()...)
 	out = append(out, a.settlementRoutes()...)
+	out = append(out, a.treasuryRoutes()...)
+	out = append(out, a.transferRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
 	return out
 }

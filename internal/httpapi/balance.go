@@ -89,12 +89,14 @@ func (a *API) balanceRoutes() []route {
 		{method: "GET", path: "/v2/balances", auth: authKeys, summary: "Balances of every currency of the merchant.",
 			response: balanceList{}, status: 200, errors: []int{401}, handle: a.listBalances},
 		{method: "GET", path: "/v2/balances/detail", auth: authKeys, summary: "Balances of one currency.",
-			params:   []param{{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app."}},
+			params: []param{{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app, or of the account when account is given."},
+				{name: "account", typ: "string", doc: "A treasury account's id: its balances instead of the payments account's (CONTRACT §15)."}},
 			response: balanceView{}, status: 200, errors: []int{401, 404, 422}, handle: a.balanceDetail},
 		{method: "GET", path: "/v2/balances/history", auth: authKeys, summary: "Every movement of a currency's balance, newest first.",
 			description: "Cursor paging: pass next_cursor back as cursor while has_more is true. Dates: from_date is inclusive, to_date exclusive; a bare date (YYYY-MM-DD or DD/MM/YY) is read in the merchant's time zone, and a bare to_date includes that whole day.",
 			params: []param{
-				{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app."},
+				{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app, or of the account when account is given."},
+				{name: "account", typ: "string", doc: "A treasury account's id: its balances instead of the payments account's (CONTRACT §15)."},
 				{name: "from_date", typ: "string", doc: "Inclusive lower bound: RFC 3339 time, YYYY-MM-DD or DD/MM/YY."},
 				{name: "to_date", typ: "string", doc: "Upper bound: RFC 3339 time (exclusive), or a date whose whole day is included."},
 				{name: "cursor", typ: "string", doc: "next_cursor of the previous page."},
@@ -137,32 +139,61 @@ func currencyParam(q *queryReader, p merchant.Principal) string {
 func (a *API) balanceDetail(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	q := newQuery(r)
+	acc, err := a.balanceAccount(r, q, p)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	bs, err := ledger.Balances(r.Context(), a.DB.Read(), p.MerchantID, string(acc.Kind), acc.Currency)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	for _, b := range bs {
+		if b.AccountID != acc.ID {
+			continue
+		}
+		v, err := viewBalance(b)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		a.writeJSON(w, r, http.StatusOK, v)
+		return
+	}
+	a.fail(w, r, fault.NotFoundf("the merchant has no %s account", acc.Currency))
+}
+
+// balanceAccount is the account a balance query reads: the payments account
+// of the currency, or the treasury account named by account (CONTRACT §15).
+// It reports bad parameters itself, with any others q has gathered.
+func (a *API) balanceAccount(r *http.Request, q *queryReader, p merchant.Principal) (merchant.Account, error) {
+	id := q.str("account")
+	explicit := q.str("currency") != ""
 	cur := currencyParam(q, p)
 	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
+		return merchant.Account{}, err
 	}
-	bs, err := ledger.Balances(r.Context(), a.DB.Read(), p.MerchantID, string(merchant.Payments), cur)
+	if id == "" {
+		acc, err := merchant.AccountByCurrency(r.Context(), a.DB.Read(), p.MerchantID, merchant.Payments, cur)
+		if err != nil {
+			return merchant.Account{}, fault.NotFoundf("the merchant has no %s account", cur)
+		}
+		return acc, nil
+	}
+	acc, err := merchant.AccountByPublicID(r.Context(), a.DB.Read(), p.MerchantID, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return merchant.Account{}, err
 	}
-	if len(bs) == 0 {
-		a.fail(w, r, fault.NotFoundf("the merchant has no %s account", cur))
-		return
+	if explicit && acc.Currency != cur {
+		return merchant.Account{}, fault.Field("currency", fmt.Sprintf("treasury account %s holds %s, not %s", id, acc.Currency, cur))
 	}
-	v, err := viewBalance(bs[0])
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, v)
+	return acc, nil
 }
 
 func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	q := newQuery(r)
-	cur := currencyParam(q, p)
 	loc := a.location(p.Timezone)
 	from, to := q.dateRange(loc)
 	hq := ledger.HistoryQuery{
@@ -172,11 +203,7 @@ func (a *API) balanceHistory(w http.ResponseWriter, r *http.Request) {
 		Cursor:     q.str("cursor"),
 		Size:       q.intIn("size", defaultHistorySize, 1, maxHistorySize),
 	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	acc, err := merchant.AccountByCurrency(r.Context(), a.DB.Read(), p.MerchantID, merchant.Payments, cur)
+	acc, err := a.balanceAccount(r, q, p)
 	if err != nil {
 		a.fail(w, r, err)
 		return

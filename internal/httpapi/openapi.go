@@ -16,6 +16,7 @@ import (
 	"payd/internal/payin"
 	"payd/internal/payout"
 	"payd/internal/settlement"
+	"payd/internal/transfer"
 	"payd/internal/webhook"
 )
 
@@ -75,6 +76,8 @@ var events = []event{
 	{[]string{"static_payid.payment"}, "A payment arrived in a static open PayID (to its customer_notification).", []any{payid.StaticPayment{}}},
 	{[]string{"settlement.processing", "settlement.completed", "settlement.failed"},
 		"A settlement was submitted or finished (to its account's settlement config webhook_notification).", []any{settlement.Settlement{}}},
+	{[]string{"transfer.processing", "transfer.completed", "transfer.failed"},
+		"A transfer was created or finished (to its webhook_notification).", []any{transfer.Transfer{}}},
 	{[]string{"gateway_payment.failed", "gateway_payment.paid", "gateway_payment.expired"},
 		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},

@@ -65,8 +65,11 @@ type Record struct {
 	// Total is the gross amount: Amount plus Fees.
 	Total       int64
 	ReferenceID string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// SelfReference makes the record its own reference: a transfer is known
+	// by the Balance ID of the record it writes.
+	SelfReference bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // CreateRecord stores r with a fresh Balance ID, which it sets on r.
@@ -78,16 +81,23 @@ func CreateRecord(ctx context.Context, tx *store.Tx, r *Record) error {
 		r.UpdatedAt = r.CreatedAt
 	}
 	id, err := store.InsertWithID(ctx, store.BalanceIDLen, func(id string) (bool, error) {
+		ref := r.ReferenceID
+		if r.SelfReference {
+			ref = id
+		}
 		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO balance_records
 			(id, merchant_id, account_id, currency, request_type, transaction_type, status, amount, fees, outgoing, total, reference_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
 			id, r.MerchantID, r.AccountID, r.Currency, string(r.RequestType), string(r.TransactionType), string(r.Status),
-			r.Amount, r.Fees, r.Outgoing, r.Total, r.ReferenceID, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli()))
+			r.Amount, r.Fees, r.Outgoing, r.Total, ref, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli()))
 	})
 	if err != nil {
 		return fmt.Errorf("create balance record: %w", err)
 	}
 	r.ID = id
+	if r.SelfReference {
+		r.ReferenceID = id
+	}
 	return nil
 }
 

@@ -18,8 +18,11 @@ type Account struct {
 	Kind          AccountKind
 	Currency      string
 	AccountNumber string
-	AccountType   AccountType
-	Status        string
+	// PublicID is a treasury account's id in the API (CONTRACT §15); empty
+	// for payments accounts, which the API names by currency.
+	PublicID    string
+	AccountType AccountType
+	Status      string
 	// Methods lists the enabled method codes; nil means the catalogue's defaults for the currency.
 	Methods   []string
 	Approvals bool
@@ -32,14 +35,14 @@ type Account struct {
 	CreatedAt   time.Time
 }
 
-const accountColumns = `id, merchant_id, kind, currency, account_number, account_type, status, methods, approvals,
+const accountColumns = `id, merchant_id, kind, currency, account_number, COALESCE(public_id, ''), account_type, status, methods, approvals,
 	approval_hold_ms, reserve_bps, reserve_days, min_balance, created_at`
 
 func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
 	var a Account
 	var methods *string
 	var created, holdMS int64
-	err := row.Scan(&a.ID, &a.MerchantID, &a.Kind, &a.Currency, &a.AccountNumber, &a.AccountType, &a.Status, &methods,
+	err := row.Scan(&a.ID, &a.MerchantID, &a.Kind, &a.Currency, &a.AccountNumber, &a.PublicID, &a.AccountType, &a.Status, &methods,
 		&a.Approvals, &holdMS, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &created)
 	a.ApprovalHold = time.Duration(holdMS) * time.Millisecond
 	if methods != nil {
@@ -68,6 +71,19 @@ func AccountByNumber(ctx context.Context, q store.Querier, merchantID, number st
 	}
 	if err != nil {
 		return Account{}, fmt.Errorf("account %s: %w", number, err)
+	}
+	return a, nil
+}
+
+// AccountByPublicID finds one of merchantID's treasury accounts by its id;
+// another merchant's id answers as not found.
+func AccountByPublicID(ctx context.Context, q store.Querier, merchantID, id string) (Account, error) {
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND public_id = $2`, merchantID, id))
+	if isNoRows(err) {
+		return Account{}, fault.NotFoundf("no treasury account %s", id)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("account %s: %w", id, err)
 	}
 	return a, nil
 }
@@ -150,12 +166,30 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 	})
 }
 
-// OpenTreasury opens a treasury account for the merchant in currency.
+// Treasury account statuses (CONTRACT §15).
+const (
+	TreasuryActive   = "active"
+	TreasuryInReview = "in_review"
+	TreasuryRejected = "rejected"
+)
+
+// OpenTreasury opens an active treasury account for the merchant in currency.
 func (s *Service) OpenTreasury(ctx context.Context, merchantID, currency string) (Account, error) {
 	return store.Do(ctx, s.db, func(tx *store.Tx) (Account, error) {
-		if _, err := openAccount(ctx, tx, merchantID, Treasury, currency, false, s.clock.Now()); err != nil {
-			return Account{}, err
-		}
-		return AccountByCurrency(ctx, tx, merchantID, Treasury, currency)
+		return OpenTreasury(ctx, tx, merchantID, currency, TreasuryActive, s.clock.Now())
 	})
+}
+
+// OpenTreasury opens a treasury account in tx with the given status: its
+// ledger buckets, its account number (shown once it is active) and its id.
+func OpenTreasury(ctx context.Context, tx *store.Tx, merchantID, currency, status string, now time.Time) (Account, error) {
+	opened, err := openAccount(ctx, tx, merchantID, Treasury, currency, false, now)
+	if err != nil {
+		return Account{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET public_id = $1, status = $2 WHERE id = $3`,
+		store.RandomID(store.UUIDLen), status, opened.id); err != nil {
+		return Account{}, fmt.Errorf("open treasury account: %w", err)
+	}
+	return AccountByCurrency(ctx, tx, merchantID, Treasury, currency)
 }

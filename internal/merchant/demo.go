@@ -48,11 +48,11 @@ func (s *Service) EnsureDemo(ctx context.Context) (Demo, bool, error) {
 			return false, err
 		}
 		demo.Created = c
-		treasury, err := openAccount(ctx, tx, c.MerchantID, Treasury, "AUD", false, now)
+		treasury, err := OpenTreasury(ctx, tx, c.MerchantID, "AUD", TreasuryActive, now)
 		if err != nil {
 			return false, err
 		}
-		demo.TreasuryAccountNumber = treasury.number
+		demo.TreasuryAccountNumber = treasury.AccountNumber
 		_, err = tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 			store.RandomID(store.UUIDLen), c.MerchantID, DemoEmail, string(Admin), hash, now.UnixMilli())
 		return err == nil, err

@@ -30,6 +30,8 @@ import (
 	"payd/internal/rail"
 	"payd/internal/settlement"
 	"payd/internal/store"
+	"payd/internal/transfer"
+	"payd/internal/treasury"
 	"payd/internal/web"
 	"payd/internal/webhook"
 )
@@ -55,6 +57,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose forwarding headers name
 	// the client (--trusted-proxies); none by default.
 	TrustedProxies proxy.Trust
+	// TreasuryBank is who holds the treasury accounts, as their details
+	// show it (--treasury-bank-name, --treasury-bsb).
+	TreasuryBank treasury.Bank
 }
 
 // Server is a running payd's parts.
@@ -71,6 +76,8 @@ type Server struct {
 	PayIDs      *payid.Service
 	Banks       *bank.Directory
 	Settlements *settlement.Service
+	Treasury    *treasury.Service
+	Transfers   *transfer.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
 	Pages       *web.Pages
@@ -150,6 +157,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Policy: policy, Rail: network, Banks: banks})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks})
+	if cfg.TreasuryBank.Name == "" {
+		cfg.TreasuryBank.Name = "payd"
+	}
+	s.Treasury = treasury.NewService(db, merchantClock, cfg.TreasuryBank)
+	s.Transfers = transfer.NewService(transfer.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Webhooks: s.Webhooks, Policy: policy,
+		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
 	s.Portal = portal.NewService(db, merchantClock)
 	var cards gateway.CardNetwork = gateway.NoCards{}
@@ -164,7 +177,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Treasury: s.Treasury, Transfers: s.Transfers, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
 	})
 	return s, nil
 }

@@ -15,6 +15,7 @@ import (
 	"payd/internal/money"
 	"payd/internal/rail"
 	"payd/internal/store"
+	"payd/internal/treasury"
 	"payd/internal/webhook"
 )
 
@@ -31,7 +32,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 		f.Add("treasury_account_id", "give exactly one of treasury_account_id and external_bank_account")
 	}
 	if r.ExternalBankAccount != nil {
-		r.ExternalBankAccount.check(f, currency, s.banks)
+		r.ExternalBankAccount.Check(f, currency, s.banks)
 	}
 	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
 		if e, ok := fault.As(err); ok {
@@ -47,13 +48,13 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 	if err != nil {
 		return Config{}, err
 	}
-	var treasury any
+	var treasuryID any
 	if r.TreasuryAccountID != "" {
-		t, err := merchant.AccountByNumber(ctx, tx, p.MerchantID, r.TreasuryAccountID)
-		if err != nil || t.Kind != merchant.Treasury || t.Currency != currency {
-			return Config{}, fault.Field("treasury_account_id", fmt.Sprintf("is not one of your %s treasury accounts", currency))
+		t, err := treasury.Active(ctx, tx, p.MerchantID, r.TreasuryAccountID, currency)
+		if err != nil {
+			return Config{}, err
 		}
-		treasury = t.ID
+		treasuryID = t.ID
 	}
 	bank := ""
 	if r.ExternalBankAccount != nil {
@@ -65,7 +66,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 		endpoint_url, authorization_header, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (account_id) DO UPDATE SET frequency = excluded.frequency, treasury_account_id = excluded.treasury_account_id,
 		bank_account = excluded.bank_account, endpoint_url = excluded.endpoint_url, authorization_header = excluded.authorization_header,
-		updated_at = excluded.updated_at`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasury, bank,
+		updated_at = excluded.updated_at`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasuryID, bank,
 		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
 		return Config{}, fmt.Errorf("set settlement config: %w", err)
 	}
@@ -244,11 +245,8 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 	if err := json.Unmarshal([]byte(r.beneficiary), &b); err != nil || b.ExternalBankAccount == nil {
 		return fmt.Errorf("settlement %s: no beneficiary", r.uuid)
 	}
-	params := map[string]any{"account_number": b.ExternalBankAccount.AccountNumber, "account_name": b.ExternalBankAccount.AccountName,
-		"bsb": b.ExternalBankAccount.BSB, "bank_code": b.ExternalBankAccount.BankCode, "branch_code": b.ExternalBankAccount.BranchCode,
-		"swift_code": b.ExternalBankAccount.SwiftCode}
 	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + r.uuid, MerchantID: r.merchantID, Method: "settlement",
-		Currency: r.currency, AmountMinor: r.amount, Params: params})
+		Currency: r.currency, AmountMinor: r.amount, Params: b.ExternalBankAccount.RailParams()})
 }
 
 // fundedJob ends a settlement's funding check.

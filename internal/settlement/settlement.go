@@ -126,7 +126,8 @@ type Zengin interface {
 	HasBranch(bankCode, branchCode string) bool
 }
 
-func (b BankAccount) check(f fault.Fields, currency string, banks Zengin) {
+// Check adds to f what is wrong with b as a beneficiary in currency.
+func (b BankAccount) Check(f fault.Fields, currency string, banks Zengin) {
 	const p = "external_bank_account."
 	if !accountPattern.MatchString(b.AccountNumber) {
 		f.Add(p+"account_number", "must be 4 to 34 letters, digits or dashes")
@@ -162,11 +163,17 @@ func (b BankAccount) check(f fault.Fields, currency string, banks Zengin) {
 	}
 }
 
+// RailParams are b's details as a rail transfer carries them.
+func (b BankAccount) RailParams() map[string]any {
+	return map[string]any{"account_number": b.AccountNumber, "account_name": b.AccountName, "bsb": b.BSB, "bank_code": b.BankCode,
+		"branch_code": b.BranchCode, "swift_code": b.SwiftCode}
+}
+
 // Config is an account's settlement setup.
 type Config struct {
 	Currency            string          `json:"currency"`
 	Frequency           Frequency       `json:"frequency" enum:"end_of_day,on_demand"`
-	TreasuryAccountID   *string         `json:"treasury_account_id" doc:"The beneficiary when it is the merchant's treasury account of the same currency (its account number); null otherwise."`
+	TreasuryAccountID   *string         `json:"treasury_account_id" doc:"The beneficiary when it is the merchant's treasury account of the same currency (its id); null otherwise."`
 	ExternalBankAccount *BankAccount    `json:"external_bank_account" doc:"The beneficiary when it is a bank account; null otherwise."`
 	WebhookNotification *webhook.Target `json:"webhook_notification" doc:"Where settlement.<status> events go; null for none."`
 	UpdatedAt           *clock.Time     `json:"updated_at" doc:"null until the config is first set."`
@@ -249,7 +256,7 @@ func (s *Service) readConfig(ctx context.Context, q store.Querier, accountID int
 		auth     string
 		updated  int64
 	)
-	err := q.QueryRowContext(ctx, `SELECT c.currency, c.frequency, c.treasury_account_id, t.account_number, c.bank_account, c.endpoint_url,
+	err := q.QueryRowContext(ctx, `SELECT c.currency, c.frequency, c.treasury_account_id, t.public_id, c.bank_account, c.endpoint_url,
 		c.authorization_header, c.updated_at FROM settlement_configs c LEFT JOIN accounts t ON t.id = c.treasury_account_id WHERE c.account_id = $1`, accountID).
 		Scan(&c.Currency, &c.Frequency, &treasury, &number, &bank, &endpoint, &auth, &updated)
 	if isNoRows(err) {

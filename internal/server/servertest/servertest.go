@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"payd/internal/clock"
+	"payd/internal/httpapi"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/server"
@@ -33,12 +34,24 @@ func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) { fn(t, Open(t, dsn)) })
 }
 
-// Open builds the services on dsn; they are closed when the test ends. No
-// job worker runs: a test runs due jobs itself with RunDue.
-func Open(t testing.TB, dsn string) *Env {
+// EachProduction is Each with the services of a production deployment: no
+// sandbox rail (rail.None), no sandbox card network.
+func EachProduction(t *testing.T, fn func(t *testing.T, e *Env)) {
+	t.Helper()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) { fn(t, Open(t, dsn, httpapi.Production)) })
+}
+
+// Open builds the services on dsn (in the sandbox, unless env says
+// otherwise); they are closed when the test ends. No job worker runs: a
+// test runs due jobs itself with RunDue.
+func Open(t testing.TB, dsn string, env ...httpapi.Environment) *Env {
 	t.Helper()
 	clk := clock.NewManual(Start)
-	s, err := server.Open(context.Background(), server.Config{DB: dsn, Clock: clk, StoreOptions: store.Options{SQLiteSynchronous: "NORMAL"}})
+	cfg := server.Config{DB: dsn, Clock: clk, StoreOptions: store.Options{SQLiteSynchronous: "NORMAL"}}
+	if len(env) > 0 {
+		cfg.Env = env[0]
+	}
+	s, err := server.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open services: %v", err)
 	}

@@ -1,0 +1,74 @@
+package transfer
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/settlement"
+	"payd/internal/store"
+)
+
+// row is a transfer as stored, with its accounts' numbers and kinds.
+type row struct {
+	uuid, merchantID, currency, description, bank, endpoint, auth string
+	amount, createdAt                                             int64
+	status                                                        Status
+	fromAccountID                                                 int64
+	fromKind, fromNumber, fromPublicID                            string
+	toAccountID                                                   sql.NullInt64
+	toKind, toNumber, toPublicID                                  sql.NullString
+	completedAt                                                   sql.NullInt64
+	failure                                                       sql.NullString
+}
+
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
+	var r row
+	err := q.QueryRowContext(ctx, `SELECT t.uuid, t.merchant_id, t.currency, t.description, t.bank_account, t.endpoint_url, t.authorization_header,
+		t.amount, t.created_at, t.status, t.from_account_id, f.kind, f.account_number, COALESCE(f.public_id, ''),
+		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason
+		FROM transfers t JOIN accounts f ON f.id = t.from_account_id LEFT JOIN accounts d ON d.id = t.to_account_id
+		WHERE t.uuid = $1 AND t.merchant_id = $2`, uuid, merchantID).
+		Scan(&r.uuid, &r.merchantID, &r.currency, &r.description, &r.bank, &r.endpoint, &r.auth, &r.amount, &r.createdAt, &r.status,
+			&r.fromAccountID, &r.fromKind, &r.fromNumber, &r.fromPublicID, &r.toAccountID, &r.toKind, &r.toNumber, &r.toPublicID,
+			&r.completedAt, &r.failure)
+	if isNoRows(err) {
+		return row{}, fault.NotFoundf("no transfer %s", uuid)
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("read transfer %s: %w", uuid, err)
+	}
+	return r, nil
+}
+
+func party(kind, number, publicID string) Party {
+	if merchant.AccountKind(kind) == merchant.Treasury {
+		return Party{Type: "treasury_account", TreasuryAccountID: &publicID, AccountNumber: &number}
+	}
+	return Party{Type: "payments_account", AccountNumber: &number}
+}
+
+func (r row) view() Transfer {
+	c, _ := money.Lookup(r.currency) // a stored transfer's currency was looked up when it was created
+	v := Transfer{UUID: r.uuid, Status: r.status, Currency: r.currency, Amount: money.StringOf(r.amount, c), Description: r.description,
+		From: party(r.fromKind, r.fromNumber, r.fromPublicID), CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
+	if r.toAccountID.Valid {
+		v.To = party(r.toKind.String, r.toNumber.String, r.toPublicID.String)
+	} else {
+		var b settlement.BankAccount
+		json.Unmarshal([]byte(r.bank), &b) // written by Create from a checked BankAccount
+		v.To = Party{Type: "external_bank_account", ExternalBankAccount: &b}
+	}
+	if r.completedAt.Valid {
+		v.CompletedAt = &clock.Time{T: clock.FromMillis(r.completedAt.Int64)}
+	}
+	if r.failure.Valid {
+		v.FailureReason = &r.failure.String
+	}
+	return v
+}

@@ -1,0 +1,418 @@
+// Package transfer moves a merchant's money between its own accounts in one
+// currency (payments account to treasury account and back) and out of its
+// treasury account to an external bank account (CONTRACT §12, §15). A
+// transfer starts processing with its amount in the source account's
+// outgoing balance, as one balance record whose Balance ID is the transfer's
+// uuid, and ends completed (the money arrives: a Transfer In record on the
+// destination account, or it leaves for the bank) or failed (the money goes
+// back). In the sandbox the outcome comes from POST /v2/transfers/simulate;
+// in production an internal transfer completes at once and an external one
+// when the rail confirms it.
+package transfer
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"payd/internal/clock"
+	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/rail"
+	"payd/internal/settlement"
+	"payd/internal/store"
+	"payd/internal/treasury"
+	"payd/internal/webhook"
+)
+
+// Status of a transfer.
+type Status string
+
+const (
+	Processing Status = "processing"
+	Completed  Status = "completed"
+	Failed     Status = "failed"
+)
+
+// Direction of an internal transfer, seen from the treasury account.
+const (
+	directionIn  = "in"
+	directionOut = "out"
+)
+
+const (
+	// keyPrefix marks the rail transfers of external transfers.
+	keyPrefix = "trf_"
+	// jobRelease sends a production transfer on after its creation commits.
+	jobRelease = "transfer.release"
+)
+
+// Service runs transfers.
+type Service struct {
+	db       *store.DB
+	queue    *job.Queue
+	clock    merchant.Clock
+	webhooks *webhook.Dispatcher
+	policy   webhook.Policy
+	rail     rail.Rail
+	banks    settlement.Zengin
+	sandbox  bool
+}
+
+// Deps are what a Service needs.
+type Deps struct {
+	DB       *store.DB
+	Queue    *job.Queue
+	Clock    merchant.Clock
+	Webhooks *webhook.Dispatcher
+	Policy   webhook.Policy
+	Rail     rail.Rail
+	Banks    settlement.Zengin
+	// Sandbox leaves every transfer processing until it is simulated.
+	Sandbox bool
+}
+
+// NewService returns the service, its job registered and its rail outcomes heard.
+func NewService(d Deps) *Service {
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, sandbox: d.Sandbox}
+	d.Queue.Handle(jobRelease, s.releaseJob)
+	d.Rail.Listen(keyPrefix, s.outcome)
+	return s
+}
+
+// Request is the body of POST /v2/transfers.
+type Request struct {
+	Currency            string                  `json:"currency,omitempty" doc:"Absent: the calling app's currency."`
+	Amount              money.Input             `json:"amount" required:"true" example:"100.00"`
+	Description         string                  `json:"description" required:"true" doc:"1 to 140 characters." example:"Move to treasury"`
+	TreasuryAccountID   string                  `json:"treasury_account_id,omitempty" doc:"The merchant's active treasury account in the currency: the money goes into it from the payments account, or out of it into the payments account with direction out. Exactly one of treasury_account_id and external_bank_account."`
+	Direction           string                  `json:"direction,omitempty" enum:"in,out" doc:"With treasury_account_id: in (default) or out."`
+	ExternalBankAccount *settlement.BankAccount `json:"external_bank_account,omitempty" doc:"A bank account the money leaves for, out of the merchant's active treasury account in the currency; validated as a settlement beneficiary is."`
+	WebhookNotification webhook.Target          `json:"webhook_notification,omitempty" doc:"Where the transfer.<status> events go; none when absent."`
+}
+
+// Transfer is a transfer as the API returns it and its webhooks carry it.
+type Transfer struct {
+	UUID          string       `json:"uuid" doc:"The Balance ID of the record the transfer wrote on the account the money left."`
+	Status        Status       `json:"status" enum:"processing,completed,failed"`
+	Currency      string       `json:"currency"`
+	Amount        money.String `json:"amount"`
+	Description   string       `json:"description"`
+	From          Party        `json:"from"`
+	To            Party        `json:"to"`
+	CreatedAt     clock.Time   `json:"created_at"`
+	CompletedAt   *clock.Time  `json:"completed_at"`
+	FailureReason *string      `json:"failure_reason"`
+}
+
+// Party is one end of a transfer: one of the merchant's accounts, or a bank account.
+type Party struct {
+	Type                string                  `json:"type" enum:"payments_account,treasury_account,external_bank_account"`
+	TreasuryAccountID   *string                 `json:"treasury_account_id,omitempty"`
+	AccountNumber       *string                 `json:"account_number,omitempty" doc:"The payments or treasury account's number."`
+	ExternalBankAccount *settlement.BankAccount `json:"external_bank_account,omitempty"`
+}
+
+// SimulateRequest is the body of POST /v2/transfers/simulate.
+type SimulateRequest struct {
+	UUID   string `json:"uuid" required:"true" doc:"The transfer's Balance ID."`
+	Status Status `json:"status" required:"true" enum:"completed,failed"`
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// Create starts a transfer: its amount leaves the source account's available
+// balance for outgoing, as one balance record.
+func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request) (Transfer, error) {
+	currency := strings.ToUpper(r.Currency)
+	if currency == "" {
+		currency = p.Currency
+	}
+	c, err := money.Lookup(currency)
+	if err != nil {
+		return Transfer{}, fault.Field("currency", "is not a supported ISO 4217 currency code")
+	}
+	f := fault.Fields{}
+	if n := len(strings.TrimSpace(r.Description)); n == 0 || n > 140 {
+		f.Add("description", "must be 1 to 140 characters")
+	}
+	if (r.TreasuryAccountID == "") == (r.ExternalBankAccount == nil) {
+		f.Add("treasury_account_id", "give exactly one of treasury_account_id and external_bank_account")
+	}
+	if r.ExternalBankAccount != nil {
+		if r.Direction != "" {
+			f.Add("direction", "applies only with treasury_account_id")
+		}
+		r.ExternalBankAccount.Check(f, currency, s.banks)
+	}
+	if r.Direction != "" && r.Direction != directionIn && r.Direction != directionOut {
+		f.Add("direction", "must be in or out")
+	}
+	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
+	amount, _, err := money.ParseField("amount", r.Amount, c)
+	if err != nil {
+		if e, ok := fault.As(err); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	} else if amount <= 0 {
+		f.Add("amount", "must be positive")
+	}
+	if err := f.Err(); err != nil {
+		return Transfer{}, err
+	}
+	from, to, err := s.ends(ctx, tx, p.MerchantID, currency, r)
+	if err != nil {
+		return Transfer{}, err
+	}
+	now := s.clock.Of(p)
+	if err := ledger.LockAccount(ctx, tx, from.ID, currency); err != nil {
+		return Transfer{}, err
+	}
+	balances, err := ledger.Balances(ctx, tx, p.MerchantID, string(from.Kind), currency)
+	if err != nil {
+		return Transfer{}, err
+	}
+	var withdrawable int64
+	for _, b := range balances {
+		if b.AccountID == from.ID {
+			withdrawable = b.Withdrawable
+		}
+	}
+	if amount > withdrawable {
+		return Transfer{}, fault.Rule(fault.CodeInsufficientFunds, "%s %s is withdrawable from the %s account", money.Format(withdrawable, c), c.Code, from.Kind)
+	}
+	rec := ledger.Record{MerchantID: p.MerchantID, AccountID: from.ID, Currency: currency, RequestType: ledger.MoneyOut,
+		TransactionType: ledger.TransferOut, Status: ledger.Waiting, Amount: amount, Outgoing: amount, Total: amount, SelfReference: true, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return Transfer{}, err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: p.MerchantID, Currency: currency, Kind: "transfer.submit", RecordID: rec.ID, At: now,
+		Legs: []ledger.Leg{
+			{Account: from.ID, Bucket: ledger.Available, Amount: -amount},
+			{Account: from.ID, Bucket: ledger.Outgoing, Amount: amount},
+		}}); err != nil {
+		return Transfer{}, err
+	}
+	var toID any
+	bank := ""
+	if to.ID != 0 {
+		toID = to.ID
+	} else {
+		raw, _ := json.Marshal(r.ExternalBankAccount)
+		bank = string(raw)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO transfers (uuid, merchant_id, currency, amount, description, from_account_id, to_account_id,
+		bank_account, status, endpoint_url, authorization_header, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		rec.ID, p.MerchantID, currency, amount, strings.TrimSpace(r.Description), from.ID, toID, bank, string(Processing),
+		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
+		return Transfer{}, fmt.Errorf("store transfer: %w", err)
+	}
+	t, err := s.get(ctx, tx, p.MerchantID, rec.ID)
+	if err != nil {
+		return Transfer{}, err
+	}
+	if err := s.emit(ctx, tx, t, now); err != nil {
+		return Transfer{}, err
+	}
+	if !s.sandbox {
+		if err := s.queue.Enqueue(ctx, tx, jobRelease, ref{MerchantID: p.MerchantID, UUID: rec.ID}, job.Options{ClockOf: p.MerchantID, RunAt: now}); err != nil {
+			return Transfer{}, err
+		}
+	}
+	return t.view(), nil
+}
+
+// ends resolves where a transfer's money leaves from and goes to (to.ID is
+// 0 for a bank account).
+func (s *Service) ends(ctx context.Context, tx *store.Tx, merchantID, currency string, r Request) (from, to merchant.Account, err error) {
+	var tre merchant.Account
+	if r.TreasuryAccountID != "" {
+		tre, err = treasury.Active(ctx, tx, merchantID, r.TreasuryAccountID, currency)
+	} else {
+		tre, err = merchant.AccountByCurrency(ctx, tx, merchantID, merchant.Treasury, currency)
+		if err == nil && tre.Status != merchant.TreasuryActive {
+			err = fault.State("the %s treasury account %s is %s: external transfers leave an active treasury account", currency, tre.PublicID, tre.Status)
+		} else if err != nil {
+			err = fault.Field("external_bank_account", fmt.Sprintf("external transfers leave the merchant's %s treasury account, and it has none", currency))
+		}
+	}
+	if err != nil {
+		return from, to, err
+	}
+	if r.ExternalBankAccount != nil {
+		return tre, merchant.Account{}, nil
+	}
+	payments, err := merchant.AccountByCurrency(ctx, tx, merchantID, merchant.Payments, currency)
+	if err != nil {
+		return from, to, fault.Field("currency", fmt.Sprintf("the merchant has no %s payments account", currency))
+	}
+	if r.Direction == directionOut {
+		return tre, payments, nil
+	}
+	return payments, tre, nil
+}
+
+type ref struct {
+	MerchantID string `json:"merchant_id"`
+	UUID       string `json:"uuid"`
+}
+
+// releaseJob sends a production transfer on: an internal one completes, an
+// external one goes to the rail.
+func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error {
+	var rf ref
+	if err := json.Unmarshal(j.Payload, &rf); err != nil {
+		return fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	t, now, err := s.locked(ctx, tx, rf.MerchantID, rf.UUID)
+	if err != nil || t.status != Processing {
+		return err
+	}
+	if t.toAccountID.Valid {
+		return s.finish(ctx, tx, &t, true, "", now)
+	}
+	var b settlement.BankAccount
+	if err := json.Unmarshal([]byte(t.bank), &b); err != nil {
+		return fmt.Errorf("transfer %s: bank account: %w", t.uuid, err)
+	}
+	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + t.uuid, MerchantID: t.merchantID, Method: "transfer", Currency: t.currency,
+		AmountMinor: t.amount, Params: b.RailParams()})
+}
+
+// outcome applies the rail's word on an external transfer.
+func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
+	t, now, err := s.locked(ctx, tx, o.MerchantID, strings.TrimPrefix(o.Key, keyPrefix))
+	if err != nil || t.status != Processing {
+		return err
+	}
+	return s.finish(ctx, tx, &t, o.Done, o.Reason, now)
+}
+
+// Simulate drives a sandbox transfer to its final state; a finished one is
+// 409 INVALID_STATE.
+func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Principal, r SimulateRequest) (Transfer, error) {
+	f := fault.Fields{}
+	if r.UUID == "" {
+		f.Add("uuid", "is required")
+	}
+	if r.Status != Completed && r.Status != Failed {
+		f.Add("status", "must be completed or failed")
+	}
+	if err := f.Err(); err != nil {
+		return Transfer{}, err
+	}
+	t, now, err := s.locked(ctx, tx, p.MerchantID, r.UUID)
+	if err != nil {
+		return Transfer{}, err
+	}
+	if t.status != Processing {
+		return Transfer{}, fault.State("transfer %s is already %s", t.uuid, t.status)
+	}
+	reason := ""
+	if r.Status == Failed {
+		reason = "failed by simulation"
+	}
+	if err := s.finish(ctx, tx, &t, r.Status == Completed, reason, now); err != nil {
+		return Transfer{}, err
+	}
+	return t.view(), nil
+}
+
+// finish ends a transfer. Completed: the amount leaves the source's
+// outgoing for the destination's available (with a Transfer In record
+// there) or for the bank. Failed: it returns to the source's available.
+func (s *Service) finish(ctx context.Context, tx *store.Tx, t *row, done bool, reason string, now time.Time) error {
+	legs := []ledger.Leg{{Account: t.fromAccountID, Bucket: ledger.Outgoing, Amount: -t.amount}}
+	status, final := Completed, ledger.Done
+	switch {
+	case !done:
+		status, final = Failed, ledger.Failed
+		legs = append(legs, ledger.Leg{Account: t.fromAccountID, Bucket: ledger.Available, Amount: t.amount})
+	case t.toAccountID.Valid:
+		legs = append(legs, ledger.Leg{Account: t.toAccountID.Int64, Bucket: ledger.Available, Amount: t.amount})
+	default:
+		legs = append(legs, ledger.Leg{Account: t.fromAccountID, Bucket: ledger.External, Amount: t.amount})
+	}
+	if t.toAccountID.Valid {
+		if err := ledger.LockAccount(ctx, tx, t.toAccountID.Int64, t.currency); err != nil {
+			return err
+		}
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: t.merchantID, Currency: t.currency, Kind: "transfer." + string(status),
+		RecordID: t.uuid, At: now, Legs: legs}); err != nil {
+		return err
+	}
+	if err := ledger.Finish(ctx, tx, t.merchantID, t.uuid, final, now); err != nil {
+		return err
+	}
+	if done && t.toAccountID.Valid {
+		in := ledger.Record{MerchantID: t.merchantID, AccountID: t.toAccountID.Int64, Currency: t.currency, RequestType: ledger.MoneyIn,
+			TransactionType: ledger.TransferIn, Status: ledger.Done, Amount: t.amount, Total: t.amount, ReferenceID: t.uuid, CreatedAt: now}
+		if err := ledger.CreateRecord(ctx, tx, &in); err != nil {
+			return err
+		}
+	}
+	var failure any
+	if !done {
+		failure = reason
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE transfers SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2 WHERE uuid = $4`,
+		string(status), now.UnixMilli(), failure, t.uuid); err != nil {
+		return fmt.Errorf("transfer %s: %w", t.uuid, err)
+	}
+	updated, err := s.get(ctx, tx, t.merchantID, t.uuid)
+	if err != nil {
+		return err
+	}
+	*t = updated
+	return s.emit(ctx, tx, updated, now)
+}
+
+func (s *Service) emit(ctx context.Context, tx *store.Tx, t row, now time.Time) error {
+	if t.endpoint == "" {
+		return nil
+	}
+	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: t.merchantID, Type: "transfer." + string(t.status), RecordUUID: t.uuid,
+		Target: webhook.Target{EndpointURL: t.endpoint, AuthorizationHeader: t.auth}, Payload: t.view(), At: now})
+	return err
+}
+
+// locked reads a transfer under its source account's ledger lock, and the merchant's time.
+func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
+	t, err := s.get(ctx, tx, merchantID, uuid)
+	if err != nil {
+		return row{}, time.Time{}, err
+	}
+	if err := ledger.LockAccount(ctx, tx, t.fromAccountID, t.currency); err != nil {
+		return row{}, time.Time{}, err
+	}
+	if t, err = s.get(ctx, tx, merchantID, uuid); err != nil {
+		return row{}, time.Time{}, err
+	}
+	now, err := s.clock.Read(ctx, tx, merchantID)
+	return t, now, err
+}
+
+// Get is one transfer.
+func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (Transfer, error) {
+	t, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid)
+	if err != nil {
+		return Transfer{}, err
+	}
+	return t.view(), nil
+}
