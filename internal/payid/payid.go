@@ -41,8 +41,7 @@ const (
 
 // Error codes of the PayID rules.
 const (
-	CodeDeregistered  = "PAYID_DEREGISTERED"
-	CodeAlreadyExists = "ALREADY_EXISTS"
+	CodeDeregistered = "PAYID_DEREGISTERED"
 )
 
 // currency is the only currency of PayID.

@@ -110,7 +110,7 @@ func (s *Service) CreateStatic(ctx context.Context, tx *store.Tx, p merchant.Pri
 	var existing int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM static_payids WHERE merchant_id = $1 AND customer_id = $2`, p.MerchantID, r.ExternalID).Scan(&existing)
 	if err == nil {
-		return StaticPayID{}, fault.New(fault.Conflict, CodeAlreadyExists, "customer %s already has the static PayID %d", r.ExternalID, existing)
+		return StaticPayID{}, fault.New(fault.Conflict, fault.CodeAlreadyExists, "customer %s already has the static PayID %d", r.ExternalID, existing)
 	}
 	if !isNoRows(err) {
 		return StaticPayID{}, fmt.Errorf("create static PayID: %w", err)
@@ -128,7 +128,7 @@ func (s *Service) CreateStatic(ctx context.Context, tx *store.Tx, p merchant.Pri
 		p.MerchantID, p.AccountID, payid, r.ExternalID, strings.TrimSpace(r.Name), strings.ToLower(r.Email), r.Phone, r.Address,
 		r.City, r.State, r.ZipCode, r.CustomerNotification.EndpointURL, r.CustomerNotification.AuthorizationHeader, now.UnixMilli()).Scan(&id)
 	if store.IsUniqueViolation(err) {
-		return StaticPayID{}, fault.New(fault.Conflict, CodeAlreadyExists, "customer %s already has a static PayID", r.ExternalID)
+		return StaticPayID{}, fault.New(fault.Conflict, fault.CodeAlreadyExists, "customer %s already has a static PayID", r.ExternalID)
 	}
 	if err != nil {
 		return StaticPayID{}, fmt.Errorf("create static PayID: %w", err)

@@ -79,7 +79,6 @@ type V1TxRecord struct {
 // Error codes of v1 payouts.
 const (
 	CodeMixedAddressing = "MIXED_ADDRESSING"
-	CodeAlreadyExists   = "ALREADY_EXISTS"
 )
 
 // v1 bounds.
@@ -275,11 +274,11 @@ func (s *Service) checkExternalID(ctx context.Context, tx *store.Tx, merchantID,
 		return err
 	}
 	if !isRetry {
-		return fault.New(fault.Conflict, CodeAlreadyExists, "payout %d (uuid %s) already has external_id %q; send is_retry: true to retry a failed payout",
+		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) already has external_id %q; send is_retry: true to retry a failed payout",
 			earlier.id, earlier.uuid, externalID)
 	}
 	if !earlier.failed() {
-		return fault.New(fault.Conflict, CodeAlreadyExists, "payout %d (uuid %s) with external_id %q has not failed (it is %s); only a failed payout may be retried",
+		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) with external_id %q has not failed (it is %s); only a failed payout may be retried",
 			earlier.id, earlier.uuid, externalID, earlier.status)
 	}
 	return nil
