@@ -48,7 +48,7 @@ const (
 	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
 	// CodeAlreadyExists is the 409 of a create that repeats a unique key;
 	// its message names the existing record (CONTRACT §16).
-	CodeAlreadyExists     = "ALREADY_EXISTS"
+	CodeAlreadyExists    = "ALREADY_EXISTS"
 	CodeForbidden        = "FORBIDDEN"
 	CodeTooLarge         = "TOO_LARGE"
 	CodeUnsupportedMedia = "UNSUPPORTED_MEDIA_TYPE"
