@@ -34,6 +34,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	smtpURL := f.setting("smtp-url", "PAYD_SMTP_URL", "",
 		"mail server for verification emails: smtp://user:password@host:587 (STARTTLS when offered) or smtps://… (TLS from the start)")
 	smtpFrom := f.setting("smtp-from", "PAYD_SMTP_FROM", "", "From address of the emails payd sends (required with --smtp-url)")
+	fundingDelay := f.setting("funding-check-delay", "PAYD_FUNDING_CHECK_DELAY", "1h", "how long the funding check holds JPY, VND, IDR and INR settlements, on the merchant's clock (1m to 720h)")
 	treasuryBank := f.setting("treasury-bank-name", "PAYD_TREASURY_BANK_NAME", "payd", "the bank name treasury accounts' details show")
 	treasuryBSB := f.setting("treasury-bsb", "PAYD_TREASURY_BSB", "", "the BSB AUD treasury accounts' details show (6 digits; shown as null when unset)")
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
@@ -47,6 +48,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *treasuryBSB != "" && !bsbDigits.MatchString(*treasuryBSB) {
 		return usageError{"--treasury-bsb: must be 6 digits"}
+	}
+	funding, err := time.ParseDuration(*fundingDelay)
+	if err != nil || funding < time.Minute || funding > 720*time.Hour {
+		return usageError{"--funding-check-delay: must be a duration from 1m to 720h, such as 1h"}
 	}
 	schedule, err := parseSchedule(*retries)
 	if err != nil {
@@ -63,7 +68,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
-		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies,
+		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB},
 	})
 	if err != nil {

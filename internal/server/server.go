@@ -57,6 +57,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose forwarding headers name
 	// the client (--trusted-proxies); none by default.
 	TrustedProxies proxy.Trust
+	// FundingDelay is how long the funding check holds JPY, VND, IDR and INR
+	// settlements (--funding-check-delay; default an hour).
+	FundingDelay time.Duration
 	// TreasuryBank is who holds the treasury accounts, as their details
 	// show it (--treasury-bank-name, --treasury-bsb).
 	TreasuryBank treasury.Bank
@@ -156,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Rail: network, Banks: banks})
+		Policy: policy, Rail: network, Banks: banks, FundingDelay: cfg.FundingDelay})
 	if cfg.TreasuryBank.Name == "" {
 		cfg.TreasuryBank.Name = "payd"
 	}

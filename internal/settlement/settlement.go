@@ -62,6 +62,9 @@ var fundingChecked = map[string]bool{"JPY": true, "VND": true, "IDR": true, "INR
 // currency not listed settles for free.
 var feeMinor = map[string]int64{"AUD": 100, "USD": 500, "JPY": 250}
 
+// DefaultFundingDelay is how long a funding check takes unless configured.
+const DefaultFundingDelay = time.Hour
+
 // Service runs settlements.
 type Service struct {
 	db       *store.DB
@@ -87,11 +90,17 @@ type Deps struct {
 	Rail     rail.Rail
 	// Banks checks JPY beneficiaries' Zengin codes.
 	Banks Zengin
+	// FundingDelay is how long the funding check holds a JPY, VND, IDR or
+	// INR settlement, on the merchant's clock (default an hour).
+	FundingDelay time.Duration
 }
 
 // NewService returns the service, its jobs registered and its rail outcomes heard.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, FundingDelay: time.Hour}
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, FundingDelay: d.FundingDelay}
+	if s.FundingDelay <= 0 {
+		s.FundingDelay = DefaultFundingDelay
+	}
 	d.Queue.Handle(jobEndOfDay, s.endOfDayJob)
 	d.Queue.Handle(jobFunded, s.fundedJob)
 	d.Rail.Listen(keyPrefix, s.outcome)
