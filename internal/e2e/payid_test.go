@@ -133,6 +133,10 @@ func TestPayIDWrongAmountReturned(t *testing.T) {
 		if s := p.requestStatus(m, num(rejected, "id")); s != "return_rejected" {
 			t.Errorf("a return the payer's bank refuses: %s, want return_rejected", s)
 		}
+		if b := p.balanceOf(m, "AUD"); minorUnits(t, b.Available, "AUD") != 0 || minorUnits(t, b.Incoming, "AUD") != 3100 {
+			t.Errorf("balances after a refused return: %+v, want 31.00 held in incoming and nothing available", b)
+		}
+		wantLedgerClean(t, p)
 	})
 }
 

@@ -277,7 +277,7 @@ func (s *Service) returnJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 		{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -r.paid},
 		{Account: r.accountID, Bucket: ledger.External, Amount: r.paid},
 	}, ledger.Done
-	if strings.Contains(r.returnReason, sandboxExpire) {
+	if s.sandbox && strings.Contains(r.returnReason, sandboxExpire) {
 		to, legs, final = ReturnExpired, []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -r.paid},
 			{Account: r.accountID, Bucket: ledger.Available, Amount: r.paid},
@@ -293,19 +293,14 @@ func (s *Service) returnJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 }
 
 // returnWrongAmount sends a payment of the wrong amount back from incoming.
-// When the payer's bank refuses it (return_rejected), the money has nowhere
-// to go but the merchant's balance: it is credited, less the fee, for the
-// merchant to settle with the payer.
+// When the payer's bank refuses it (return_rejected), the money is never
+// credited to available (issue 13): it stays held in incoming, its balance
+// record waiting, for the operator to resolve with the payer.
 func (s *Service) returnWrongAmount(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
 	if r.balanceID == nil {
 		return fmt.Errorf("payment request %d: a return without its payment's record", r.id)
 	}
-	if strings.Contains(r.payerName, sandboxReject) {
-		m := limits()
-		r.fee = min(r.paid, money.Percent(r.paid, m.FeeBPS)+m.FeeFixedMinor)
-		if err := clear(ctx, tx, r.merchantID, r.accountID, *r.balanceID, r.paid, r.fee, now); err != nil {
-			return err
-		}
+	if s.sandbox && strings.Contains(r.payerName, sandboxReject) {
 		return s.setStatus(ctx, tx, r, ReturnRejected, now)
 	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: currency, Kind: "payid.return_wrong_amount", RecordID: *r.balanceID, At: now,

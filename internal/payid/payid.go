@@ -76,6 +76,7 @@ type Service struct {
 	log      *slog.Logger
 	webhooks *webhook.Dispatcher
 	policy   webhook.Policy
+	sandbox  bool
 	// ReturnDelay is how long the payer's bank takes to accept a return
 	// (the sandbox's answer).
 	ReturnDelay time.Duration
@@ -89,11 +90,14 @@ type Deps struct {
 	Log      *slog.Logger
 	Webhooks *webhook.Dispatcher
 	Policy   webhook.Policy
+	// Sandbox lets the sandbox's markers ([sandbox:reject], [sandbox:expire])
+	// decide the payer's bank's answer to a return.
+	Sandbox bool
 }
 
 // NewService returns the service and registers its jobs.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, ReturnDelay: 5 * time.Second}
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, sandbox: d.Sandbox, ReturnDelay: 5 * time.Second}
 	d.Queue.Handle(jobExpire, s.expireJob)
 	d.Queue.Handle(jobClear, s.clearJob)
 	d.Queue.Handle(jobReturn, s.returnJob)

@@ -166,7 +166,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Treasury = treasury.NewService(db, merchantClock, cfg.TreasuryBank)
 	s.Transfers = transfer.NewService(transfer.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Webhooks: s.Webhooks, Policy: policy,
 		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox})
-	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy})
+	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
+		Sandbox: cfg.Env == httpapi.Sandbox})
 	s.Portal = portal.NewService(db, merchantClock)
 	var cards gateway.CardNetwork = gateway.NoCards{}
 	if cfg.Env == httpapi.Sandbox {
