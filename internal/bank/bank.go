@@ -164,14 +164,12 @@ func (d *Directory) HasBranch(bankCode, branchCode string) bool {
 	return ok
 }
 
-// Unavailable reports why a method takes no bank_code at all, or "" when it
-// has a directory (payout.BankDirectoryStatus).
-func (d *Directory) Unavailable(method string) string {
-	switch method {
-	case "id_bank_idr", "kr_bank_krw", "ug_bank_ugx":
-		return "payd ships no bank directory for " + method + " (no maintained source to pin), so it takes no bank_code yet"
-	}
-	return ""
+// Listed reports whether the directory lists method's banks, so that a
+// bank_code outside the list is refused (payout.BankLister). IDR, KRW and UGX
+// have no maintained public dataset to pin: their bank codes are checked by
+// shape only.
+func (d *Directory) Listed(method string) bool {
+	return len(d.Banks(method)) > 0
 }
 
 func (d *Directory) findBank(code string) (*zenginBank, bool) {

@@ -75,7 +75,7 @@ func TestBankPayoutRefusesUnknownCodes(t *testing.T) {
 			{"unknown Zengin bank", "JPY", "jp_bank_jpy", with(jpyOK, map[string]any{"bank_code": "0002"}), "bank_code", "not one of"},
 			{"unknown Zengin branch", "JPY", "jp_bank_jpy", with(jpyOK, map[string]any{"branch_code": "999"}), "branch_code", "Zengin directory"},
 			{"unknown NAPAS BIN", "VND", "vn_bank_vnd", with(vndOK, map[string]any{"bank_code": "999999"}), "bank_code", "not one of"},
-			{"IDR has no directory", "IDR", "id_bank_idr", map[string]any{"bank_code": "BMRIIDJA", "account_number": "1234567890", "account_name": "Budi"}, "bank_code", "no bank directory"},
+			{"IDR code not a SWIFT code", "IDR", "id_bank_idr", map[string]any{"bank_code": "BMRI", "account_number": "1234567890", "account_name": "Budi"}, "bank_code", "SWIFT"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				m := ms[c.currency]

@@ -111,6 +111,12 @@ func TestPayoutFlowPerMethod(t *testing.T) {
 			map[string]any{"account_number": "000000000", "account_name": "Nobody", "description": "Invoice 8", "type": "corporate", "swift_code": "BKKBTHBK"}, "9490.00"},
 		{"USD", "us_bank_usd", "1000", "100", map[string]any{"swift_code": "CHASUS33", "account_number": "123456789", "account_name": "Jane Doe", "address": "1 Main St, New York"},
 			map[string]any{"swift_code": "CHASUS33", "account_number": "000000000", "account_name": "Nobody", "address": "2 Main St"}, "885.00"},
+		// IDR, KRW and UGX have no bank directory: their bank codes are checked by shape.
+		{"IDR", "id_bank_idr", "1000000", "100000", map[string]any{"bank_code": "BMRIIDJA", "account_number": "1234567890", "account_name": "Budi"},
+			map[string]any{"bank_code": "BMRIIDJA", "account_number": "000000000", "account_name": "Nobody"}, "896000.00"},
+		{"KRW", "kr_bank_krw", "1000000", "100000", map[string]any{"bank_code": "004", "account_number": "1234567890", "account_name": "Kim"},
+			map[string]any{"bank_code": "004", "account_number": "000000000", "account_name": "Nobody"}, "899500"},
+		{"UGX", "ug_bank_ugx", "1000000", "100000", ugxParams(nil), ugxParams(map[string]any{"account_number": "000000000"}), "898500"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method, func(t *testing.T) {
@@ -292,7 +298,7 @@ func codeOfErr(err error) string {
 var thbOK = map[string]any{"account_number": "1234567890", "account_name": "Somchai", "description": "Invoice 7", "type": "individual", "swift_code": "BKKBTHBK"}
 
 func ugxParams(over map[string]any) map[string]any {
-	p := map[string]any{"account_number": "0123456789", "account_name": "Okello", "bank_code": "NOT-A-BANK", "payment_reason": "bills",
+	p := map[string]any{"account_number": "0123456789", "account_name": "Okello", "bank_code": "SBICUGKX", "payment_reason": "bills",
 		"user_type": "individual", "phone": "+256712345678"}
 	for k, v := range over {
 		p[k] = v
@@ -342,8 +348,9 @@ func TestPayoutRules(t *testing.T) {
 		{"THB over 2,000,000", "THB", payoutBody("THB", "th_bank_thb", "2000000.01", thbOK), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
 		{"THB with a bank code instead of swift_code", "THB", payoutBody("THB", "th_bank_thb", "500", with(thbOK, map[string]any{"swift_code": nil, "bank_code": "002"})),
 			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
-		{"UGX under 15,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "14999", ugxParams(nil)), "VALIDATION_FAILED", "payout_transaction_details[0].amount"},
-		{"UGX bank_code not in the method's list", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(nil)),
+		{"UGX under 15,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "14999", ugxParams(nil)), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
+		{"UGX over 36,000,000", "UGX", payoutBody("UGX", "ug_bank_ugx", "36000001", ugxParams(nil)), "AMOUNT_OUT_OF_RANGE", "payout_transaction_details[0].amount"},
+		{"UGX bank_code of the wrong shape", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(map[string]any{"bank_code": "not a code!"})),
 			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.bank_code"},
 		{"payment_reason outside its set", "UGX", payoutBody("UGX", "ug_bank_ugx", "20000", ugxParams(map[string]any{"payment_reason": "gifts"})),
 			"VALIDATION_FAILED", "payout_transaction_details[0].payout_method_params.payment_reason"},

@@ -363,9 +363,8 @@ func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params ma
 	if code == "" {
 		return
 	}
-	if why := s.bankUnavailable(m); why != "" {
-		f.Add(field+"."+m.BankField, why)
-		return
+	if !s.listed(m) {
+		return // no directory to check against: the code's shape was checked above
 	}
 	if !s.hasBank(m, code) {
 		f.Add(field+"."+m.BankField, fmt.Sprintf("%q is not one of %s's banks: GET /v2/payouts/payout_method/params lists them", code, m.Code))
@@ -379,15 +378,10 @@ func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params ma
 	}
 }
 
-// bankUnavailable says why m takes no bank code at all, or "".
-func (s *Service) bankUnavailable(m Method) string {
-	if s.banks == nil {
-		return "cannot be checked: this payd has no bank directory, so " + m.Code + " takes no bank_code"
-	}
-	if u, ok := s.banks.(interface{ Unavailable(string) string }); ok {
-		return u.Unavailable(m.Code)
-	}
-	return ""
+// listed reports whether a directory lists m's banks.
+func (s *Service) listed(m Method) bool {
+	l, ok := s.banks.(interface{ Listed(string) bool })
+	return ok && l.Listed(m.Code)
 }
 
 func (s *Service) hasBank(m Method, code string) bool {
