@@ -112,8 +112,9 @@ func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 	return &s, nil
 }
 
-// Claim is a keyed request in progress. It implements store.ClaimHook: the
-// transaction carrying the request's effect also stores the response.
+// Claim is a keyed request in progress: the code that opens the
+// transaction carrying the request's effect (httpapi's inTx) stores the
+// response in it through the Claim.
 type Claim struct {
 	keeper *Keeper
 	req    Request

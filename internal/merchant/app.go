@@ -155,7 +155,7 @@ const TokenLifetime = 3600 * time.Second
 // TokenLifetime on the merchant's clock.
 func (s *Service) IssueToken(ctx context.Context, p Principal) (string, error) {
 	token := "at_" + randomToken(48)
-	now := s.clock.Now().Add(p.ClockOffset)
+	now := NewClock(s.clock).Of(p)
 	err := s.db.Exec(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (token_hash, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4)`,
 			hashSecret(token), p.AppID, now.Add(TokenLifetime).UnixMilli(), now.UnixMilli())

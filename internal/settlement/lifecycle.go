@@ -107,7 +107,7 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return Settlement{}, err
 	}
-	return st.view(), nil
+	return st.view()
 }
 
 // row is a settlement as stored.
@@ -130,11 +130,16 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	return r, err
 }
 
-func (r row) view() Settlement {
-	c, _ := money.Lookup(r.currency)
+func (r row) view() (Settlement, error) {
+	c, err := money.Lookup(r.currency)
+	if err != nil {
+		return Settlement{}, fmt.Errorf("settlement %s: %w", r.uuid, err)
+	}
 	v := Settlement{UUID: r.uuid, Currency: r.currency, Amount: money.StringOf(r.amount, c), Fee: money.StringOf(r.fee, c),
 		Status: r.status, Frequency: r.frequency, BalanceID: r.balanceID, Reference: r.uuid, CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
-	json.Unmarshal([]byte(r.beneficiary), &v.Beneficiary)
+	if err := json.Unmarshal([]byte(r.beneficiary), &v.Beneficiary); err != nil {
+		return Settlement{}, fmt.Errorf("settlement %s: beneficiary: %w", r.uuid, err)
+	}
 	if r.eodDate.Valid {
 		v.Reference = r.eodDate.String
 	}
@@ -144,7 +149,7 @@ func (r row) view() Settlement {
 	if r.failure.Valid {
 		v.FailureReason = &r.failure.String
 	}
-	return v
+	return v, nil
 }
 
 // settle submits a settlement of amount (0: everything withdrawable less
@@ -338,8 +343,12 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) 
 	if r.endpoint == "" {
 		return nil
 	}
-	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "settlement." + string(r.status), RecordUUID: r.uuid,
-		Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: r.view(), At: now})
+	view, err := r.view()
+	if err != nil {
+		return err
+	}
+	_, err = s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "settlement." + string(r.status), RecordUUID: r.uuid,
+		Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: view, At: now})
 	return err
 }
 
@@ -360,7 +369,7 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (S
 	if err != nil {
 		return Settlement{}, err
 	}
-	return r.view(), nil
+	return r.view()
 }
 
 // List is a page of the merchant's settlements in the caller's currency, newest first.
@@ -382,7 +391,11 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, currency strin
 		if err != nil {
 			return nil, 0, err
 		}
-		out = append(out, r.view())
+		v, err := r.view()
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, v)
 	}
 	return out, total, rows.Err()
 }

@@ -53,15 +53,20 @@ func party(kind, number, publicID string) Party {
 	return Party{Type: "payments_account", AccountNumber: &number}
 }
 
-func (r row) view() Transfer {
-	c, _ := money.Lookup(r.currency) // a stored transfer's currency was looked up when it was created
+func (r row) view() (Transfer, error) {
+	c, err := money.Lookup(r.currency)
+	if err != nil {
+		return Transfer{}, fmt.Errorf("transfer %s: %w", r.uuid, err)
+	}
 	v := Transfer{UUID: r.uuid, Status: r.status, Currency: r.currency, Amount: money.StringOf(r.amount, c), Description: r.description,
 		From: party(r.fromKind, r.fromNumber, r.fromPublicID), CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
 	if r.toAccountID.Valid {
 		v.To = party(r.toKind.String, r.toNumber.String, r.toPublicID.String)
 	} else {
 		var b settlement.BankAccount
-		json.Unmarshal([]byte(r.bank), &b) // written by Create from a checked BankAccount
+		if err := json.Unmarshal([]byte(r.bank), &b); err != nil {
+			return Transfer{}, fmt.Errorf("transfer %s: bank account: %w", r.uuid, err)
+		}
 		v.To = Party{Type: "external_bank_account", ExternalBankAccount: &b}
 	}
 	if r.completedAt.Valid {
@@ -70,5 +75,5 @@ func (r row) view() Transfer {
 	if r.failure.Valid {
 		v.FailureReason = &r.failure.String
 	}
-	return v
+	return v, nil
 }

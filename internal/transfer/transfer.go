@@ -234,7 +234,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 			return Transfer{}, err
 		}
 	}
-	return t.view(), nil
+	return t.view()
 }
 
 // ends resolves where a transfer's money leaves from and goes to (to.ID is
@@ -330,7 +330,7 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 	if err := s.finish(ctx, tx, &t, r.Status == Completed, reason, now); err != nil {
 		return Transfer{}, err
 	}
-	return t.view(), nil
+	return t.view()
 }
 
 // finish ends a transfer. Completed: the amount leaves the source's
@@ -387,8 +387,12 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, t row, now time.Time) 
 	if t.endpoint == "" {
 		return nil
 	}
-	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: t.merchantID, Type: "transfer." + string(t.status), RecordUUID: t.uuid,
-		Target: webhook.Target{EndpointURL: t.endpoint, AuthorizationHeader: t.auth}, Payload: t.view(), At: now})
+	view, err := t.view()
+	if err != nil {
+		return err
+	}
+	_, err = s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: t.merchantID, Type: "transfer." + string(t.status), RecordUUID: t.uuid,
+		Target: webhook.Target{EndpointURL: t.endpoint, AuthorizationHeader: t.auth}, Payload: view, At: now})
 	return err
 }
 
@@ -414,5 +418,5 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (T
 	if err != nil {
 		return Transfer{}, err
 	}
-	return t.view(), nil
+	return t.view()
 }

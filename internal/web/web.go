@@ -1,7 +1,7 @@
 // Package web serves payd's browser-facing pages: the hosted payment page of
-// payins (/pay/), the identity verification page (/verify/) and the
-// merchant portal (/portal/). Each page that lands (checkout next) mounts
-// itself in New and adds its prefix to Prefixes. Pages are html/template with embedded assets;
+// payins (/pay/), the identity verification page (/verify/), the hosted
+// checkout of the payment gateway (/checkout/) and the merchant portal
+// (/portal/). Each page mounts itself in New and adds its prefix to Prefixes. Pages are html/template with embedded assets;
 // there is no front-end build step.
 package web
 
