@@ -74,6 +74,13 @@ func TestPortalInBrowser(t *testing.T) {
 		if w := read(t, maker, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 375 {
 			t.Errorf("the payout page is %d px wide on a 375 px phone", w)
 		}
+		for _, page := range []string{"/portal/payins", "/portal/payouts", "/portal/payouts/new", "/portal/settlements", "/portal/reports",
+			"/portal/developers", "/portal/users", "/portal/audit", "/portal/account/totp"} {
+			open(t, maker, p.root+page)
+			if w := read(t, maker, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 375 {
+				t.Errorf("%s is %d px wide on a 375 px phone", page, w)
+			}
+		}
 
 		checker := newBrowser(t, alloc)
 		signIn(t, checker, p, "checker@shop.example", "correct horse battery", "")
@@ -147,7 +154,9 @@ func TestPortalInBrowser(t *testing.T) {
 		if status := open(t, checker, p.root+"/portal/payouts"); status != 200 || read(t, checker, chromedp.Location()) != p.root+"/portal/login" {
 			t.Errorf("after signing out, /portal/payouts shows %s", read(t, checker, chromedp.Location()))
 		}
-		code, _ = totp.GenerateCode(secret, time.Now())
+		// The enrolment code is used up (RFC 6238 §5.2): sign in with the next
+		// step's code, which the one step of allowed skew accepts.
+		code, _ = totp.GenerateCode(secret, time.Now().Add(30*time.Second))
 		signIn(t, checker, p, "checker@shop.example", "correct horse battery", code)
 	})
 }

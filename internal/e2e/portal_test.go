@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"html"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,6 +17,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
 
 	"payd/internal/merchant"
 )
@@ -346,6 +353,26 @@ func TestPortalUsersAndKeys(t *testing.T) {
 		if again := newbie.do("GET", "/portal/developers", nil); strings.Contains(again.body, secret[1]) {
 			t.Error("the new secret is shown twice")
 		}
+		appID := regexp.MustCompile(`New app <code>([^<]+)</code>`).FindStringSubmatch(dev.body)
+		if appID == nil {
+			t.Fatal("the new app's id is not shown")
+		}
+		if a := p.get("/v2/balances", creds{AppID: appID[1], SecretKey: secret[1]}); a.Status != 200 {
+			t.Fatalf("the new app's keys: %d", a.Status)
+		}
+		if a := newbie.post("/portal/developers", "/portal/developers/apps/"+appID[1]+"/revoke", nil); a.status != http.StatusSeeOther {
+			t.Errorf("revoke the app: %d %.300s", a.status, a.body)
+		}
+		if a := p.get("/v2/balances", creds{AppID: appID[1], SecretKey: secret[1]}); a.Status != 401 {
+			t.Errorf("a revoked app's keys: %d, want 401", a.Status)
+		}
+		before, _ := p.srv.Merchants.WebhookSecret(context.Background(), m.MerchantID, false)
+		if a := admin.post("/portal/developers", "/portal/developers/webhook-secret/rotate", nil); a.status != http.StatusSeeOther {
+			t.Errorf("rotate the signing secret: %d", a.status)
+		}
+		if after, _ := p.srv.Merchants.WebhookSecret(context.Background(), m.MerchantID, false); after == before {
+			t.Error("the signing secret did not change")
+		}
 		if a := newbie.post("/portal/users", "/portal/users", map[string]string{"email": "x@shop.example", "role": "admin"}); a.status != http.StatusForbidden {
 			t.Errorf("a developer adding a user: %d, want 403", a.status)
 		}
@@ -371,8 +398,24 @@ func TestPortalUsersAndKeys(t *testing.T) {
 			t.Errorf("resend: %d", a.status)
 		}
 		waitUntil(t, "the resent event delivered", 10*time.Second, func() bool { return recv.count(event) == 1 })
+		var newbieID string
+		for _, u := range members {
+			if u.Email == "new@shop.example" {
+				newbieID = u.ID
+			}
+		}
+		if a := admin.post("/portal/users", "/portal/users/"+newbieID+"/role", map[string]string{"role": "viewer"}); a.status != http.StatusSeeOther {
+			t.Errorf("change a role: %d %.300s", a.status, a.body)
+		}
+		if a := admin.post("/portal/users", "/portal/users/"+newbieID+"/disable", nil); a.status != http.StatusSeeOther {
+			t.Errorf("disable a user: %d %.300s", a.status, a.body)
+		}
+		if a := p.portalClient(t, "admin@shop.example").login("not the password", ""); a.status == http.StatusSeeOther {
+			t.Error("a wrong password signed in")
+		}
 		audit := admin.do("GET", "/portal/audit", nil).body
-		for _, action := range []string{"user_added", "app_created", "login", "webhook_resent"} {
+		for _, action := range []string{"user_added", "invite_accepted", "app_created", "app_revoked", "webhook_secret_rotated", "role_changed",
+			"user_disabled", "login", "login_failed", "webhook_resent"} {
 			if !strings.Contains(audit, action) {
 				t.Errorf("the audit log lacks %s", action)
 			}
@@ -451,4 +494,40 @@ func TestAuditLogIsAppendOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPortalTOTPQRCode: the enrolment page's QR code is a readable image of
+// the otpauth URI of the key shown beside it.
+func TestPortalTOTPQRCode(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		u := p.newPortalUser(t, m.MerchantID, "totp@shop.example", merchant.Finance)
+		page := u.do("GET", "/portal/account/totp", nil)
+		img := regexp.MustCompile(`src="data:image/png;base64,([^"]+)"`).FindStringSubmatch(page.body)
+		secret := regexp.MustCompile(`id="totp-secret">([^<]+)<`).FindStringSubmatch(page.body)
+		if page.status != 200 || img == nil || secret == nil {
+			t.Fatalf("GET /portal/account/totp: %d, no QR image or key in\n%.800s", page.status, page.body)
+		}
+		raw, err := base64.StdEncoding.DecodeString(html.UnescapeString(img[1]))
+		if err != nil {
+			t.Fatalf("the QR image is not base64: %v", err)
+		}
+		decoded, err := png.Decode(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("the QR image is not a PNG: %v", err)
+		}
+		bmp, err := gozxing.NewBinaryBitmapFromImage(decoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+		if err != nil {
+			t.Fatalf("the QR image does not read: %v", err)
+		}
+		uri, err := url.Parse(res.GetText())
+		if err != nil || uri.Scheme != "otpauth" || uri.Host != "totp" || uri.Query().Get("secret") != secret[1] {
+			t.Errorf("the QR code reads %q, want an otpauth://totp URI with secret %s", res.GetText(), secret[1])
+		}
+	})
 }

@@ -62,7 +62,13 @@ func createApp(ctx context.Context, tx *store.Tx, merchantID string, accountID i
 
 // CreateApp issues a new key pair for the merchant's payments account in currency.
 func (s *Service) CreateApp(ctx context.Context, merchantID, currency string) (NewApp, error) {
-	return store.Do(ctx, s.db, func(tx *store.Tx) (NewApp, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (NewApp, error) { return s.CreateAppIn(ctx, tx, merchantID, currency) })
+}
+
+// CreateAppIn is CreateApp in the caller's transaction (the portal audits
+// it in the same one).
+func (s *Service) CreateAppIn(ctx context.Context, tx *store.Tx, merchantID, currency string) (NewApp, error) {
+	{
 		var accountID int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,
 			merchantID, string(Payments), currency).Scan(&accountID)
@@ -75,12 +81,17 @@ func (s *Service) CreateApp(ctx context.Context, merchantID, currency string) (N
 		app, err := createApp(ctx, tx, merchantID, accountID, s.clock.Now())
 		app.Currency = currency
 		return app, err
-	})
+	}
 }
 
 // RevokeApp disables an app and, with it, every access token it was issued.
 func (s *Service) RevokeApp(ctx context.Context, merchantID, appID string) error {
-	return s.db.Exec(ctx, func(tx *store.Tx) error {
+	return s.db.Exec(ctx, func(tx *store.Tx) error { return s.RevokeAppIn(ctx, tx, merchantID, appID) })
+}
+
+// RevokeAppIn is RevokeApp in the caller's transaction.
+func (s *Service) RevokeAppIn(ctx context.Context, tx *store.Tx, merchantID, appID string) error {
+	{
 		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE apps SET revoked_at = $1 WHERE app_id = $2 AND merchant_id = $3 AND revoked_at IS NULL`,
 			s.clock.Now().UnixMilli(), appID, merchantID))
 		if err != nil {
@@ -90,7 +101,7 @@ func (s *Service) RevokeApp(ctx context.Context, merchantID, appID string) error
 			return fault.NotFoundf("merchant %s has no active app %s", merchantID, appID)
 		}
 		return nil
-	})
+	}
 }
 
 // Principal is the caller of an API request: the merchant, and the payments

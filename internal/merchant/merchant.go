@@ -187,7 +187,12 @@ func newWebhookSecret() (string, error) {
 
 // WebhookSecret returns the merchant's signing secret, replacing it first when rotate is set.
 func (s *Service) WebhookSecret(ctx context.Context, merchantID string, rotate bool) (string, error) {
-	return store.Do(ctx, s.db, func(tx *store.Tx) (string, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (string, error) { return s.WebhookSecretIn(ctx, tx, merchantID, rotate) })
+}
+
+// WebhookSecretIn is WebhookSecret in the caller's transaction.
+func (s *Service) WebhookSecretIn(ctx context.Context, tx *store.Tx, merchantID string, rotate bool) (string, error) {
+	{
 		if rotate {
 			secret, err := newWebhookSecret()
 			if err != nil {
@@ -207,5 +212,5 @@ func (s *Service) WebhookSecret(ctx context.Context, merchantID string, rotate b
 			return "", fault.NotFoundf("no merchant %s", merchantID)
 		}
 		return secret, err
-	})
+	}
 }

@@ -67,10 +67,20 @@ func (s *Service) AuditPage(ctx context.Context, merchantID string, page, perPag
 	return out, total, rows.Err()
 }
 
-// Record appends an entry in a transaction of its own (actions whose change
-// another service made).
+// Record appends an entry in a transaction of its own.
 func (s *Service) Record(ctx context.Context, e Entry) error {
+	return s.Change(ctx, func(*store.Tx) (Entry, error) { return e, nil })
+}
+
+// Change makes a change another service owns and appends the entry it
+// returns in the same transaction: the change never commits without its
+// audit row.
+func (s *Service) Change(ctx context.Context, change func(tx *store.Tx) (Entry, error)) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
+		e, err := change(tx)
+		if err != nil {
+			return err
+		}
 		if e.At.IsZero() {
 			now, err := s.clock.Read(ctx, tx, e.MerchantID)
 			if err != nil {

@@ -142,6 +142,9 @@ func TestTOTPCodeWorksOnce(t *testing.T) {
 		if _, err := login(e, "admin@shop.example", password, ""); !errors.Is(err, portal.ErrNoTOTP) {
 			t.Errorf("sign-in without a code: %v, want ErrNoTOTP", err)
 		}
+		if _, err := login(e, "admin@shop.example", password, code); !errors.Is(err, portal.ErrBadLogin) {
+			t.Errorf("the enrolment code signing in: %v, want ErrBadLogin (it is used up)", err)
+		}
 		e.Clock.Advance(time.Minute)
 		code, _ = totp.GenerateCode(secret, e.Clock.Now())
 		if _, err := login(e, "admin@shop.example", password, code); err != nil {

@@ -232,10 +232,15 @@ func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client stri
 		if err := tx.QueryRowContext(ctx, `SELECT totp_pending FROM users WHERE id = $1`, by.ID).Scan(&pending); err != nil {
 			return err
 		}
-		if pending == "" || !validTOTP(pending, code, s.clock.System()) {
+		step := int64(0)
+		if pending != "" {
+			step = totpStep(pending, code, s.clock.System())
+		}
+		if step == 0 {
 			return fault.Field("code", "is not the code your authenticator app shows")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = totp_pending, totp_pending = '' WHERE id = $1`, by.ID); err != nil {
+		// The enrolment code is used up: it cannot also open a session (RFC 6238 §5.2).
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = totp_pending, totp_pending = '', totp_last_step = $1 WHERE id = $2`, step, by.ID); err != nil {
 			return err
 		}
 		now, err := s.clock.Read(ctx, tx, by.MerchantID)

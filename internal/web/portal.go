@@ -578,10 +578,11 @@ func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal
 		h.fail(w, r, s, portal.Forbidden("create apps"))
 		return
 	}
-	app, err := h.Merchants.CreateApp(r.Context(), s.MerchantID, r.PostFormValue("currency"))
-	if err == nil {
-		err = h.Portal.Record(r.Context(), portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "app_created", Subject: app.AppID, Detail: app.Currency, Client: h.client(r)})
-	}
+	var app merchant.NewApp
+	err := h.Portal.Change(r.Context(), func(tx *store.Tx) (e portal.Entry, err error) {
+		app, err = h.Merchants.CreateAppIn(r.Context(), tx, s.MerchantID, r.PostFormValue("currency"))
+		return portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "app_created", Subject: app.AppID, Detail: app.Currency, Client: h.client(r)}, err
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
@@ -596,10 +597,10 @@ func (h *portalPages) revokeApp(w http.ResponseWriter, r *http.Request, s portal
 		return
 	}
 	id := r.PathValue("app_id")
-	err := h.Merchants.RevokeApp(r.Context(), s.MerchantID, id)
-	if err == nil {
-		err = h.Portal.Record(r.Context(), portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "app_revoked", Subject: id, Client: h.client(r)})
-	}
+	err := h.Portal.Change(r.Context(), func(tx *store.Tx) (portal.Entry, error) {
+		return portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "app_revoked", Subject: id, Client: h.client(r)},
+			h.Merchants.RevokeAppIn(r.Context(), tx, s.MerchantID, id)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
@@ -613,10 +614,10 @@ func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s por
 		h.fail(w, r, s, portal.Forbidden("rotate the signing secret"))
 		return
 	}
-	_, err := h.Merchants.WebhookSecret(r.Context(), s.MerchantID, true)
-	if err == nil {
-		err = h.Portal.Record(r.Context(), portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "webhook_secret_rotated", Subject: s.MerchantID, Client: h.client(r)})
-	}
+	err := h.Portal.Change(r.Context(), func(tx *store.Tx) (portal.Entry, error) {
+		_, err := h.Merchants.WebhookSecretIn(r.Context(), tx, s.MerchantID, true)
+		return portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "webhook_secret_rotated", Subject: s.MerchantID, Client: h.client(r)}, err
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
