@@ -16,6 +16,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/store"
 )
@@ -185,6 +186,13 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return Account{}, err
 	}
+	// Submissions and reviews of one account take its lock, one at a time.
+	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+		return Account{}, err
+	}
+	if acc, err = merchant.AccountByPublicID(ctx, tx, p.MerchantID, r.TreasuryAccountID); err != nil {
+		return Account{}, err
+	}
 	if acc.Status == merchant.TreasuryActive {
 		return Account{}, fault.State("treasury account %s is active: there is nothing to review", acc.PublicID)
 	}
@@ -204,8 +212,9 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 }
 
 func (s *Service) addSubmission(ctx context.Context, tx *store.Tx, acc merchant.Account, d BusinessDetails, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO treasury_submissions (id, merchant_id, account_id, status, business_name, business_number,
-		address, country, contact_name, contact_email, submitted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO treasury_submissions (id, merchant_id, account_id, seq, status, business_name, business_number,
+		address, country, contact_name, contact_email, submitted_at)
+		VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM treasury_submissions WHERE account_id = $3), $4, $5, $6, $7, $8, $9, $10, $11)`,
 		store.RandomID(store.UUIDLen), acc.MerchantID, acc.ID, string(InReview), strings.TrimSpace(d.BusinessName), strings.TrimSpace(d.BusinessNumber),
 		strings.TrimSpace(d.Address), d.Country, strings.TrimSpace(d.ContactName), d.ContactEmail, now.UnixMilli())
 	if err != nil {
@@ -249,6 +258,12 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r
 	}
 	acc, err := merchant.AccountByPublicID(ctx, tx, merchantID, r.TreasuryAccountID)
 	if err != nil {
+		return Account{}, err
+	}
+	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+		return Account{}, err
+	}
+	if acc, err = merchant.AccountByPublicID(ctx, tx, merchantID, r.TreasuryAccountID); err != nil {
 		return Account{}, err
 	}
 	if acc.Status != merchant.TreasuryInReview {
@@ -347,7 +362,7 @@ func (s *Service) view(ctx context.Context, q store.Querier, acc merchant.Accoun
 		}
 	}
 	rows, err := q.QueryContext(ctx, `SELECT id, status, business_name, business_number, address, country, contact_name, contact_email,
-		reason, submitted_at, reviewed_at FROM treasury_submissions WHERE account_id = $1 ORDER BY submitted_at, id`, acc.ID)
+		reason, submitted_at, reviewed_at FROM treasury_submissions WHERE account_id = $1 ORDER BY seq`, acc.ID)
 	if err != nil {
 		return Account{}, fmt.Errorf("treasury submissions: %w", err)
 	}

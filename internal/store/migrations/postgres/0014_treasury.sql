@@ -11,6 +11,8 @@ CREATE TABLE treasury_submissions (
     id               TEXT PRIMARY KEY,
     merchant_id      TEXT NOT NULL REFERENCES merchants(id),
     account_id       BIGINT NOT NULL REFERENCES accounts(id),
+    -- seq numbers an account's submissions in the order they were made.
+    seq              INTEGER NOT NULL,
     status           TEXT NOT NULL,
     business_name    TEXT NOT NULL,
     business_number  TEXT NOT NULL,
@@ -20,9 +22,9 @@ CREATE TABLE treasury_submissions (
     contact_email    TEXT NOT NULL,
     reason           TEXT,
     submitted_at     BIGINT NOT NULL,
-    reviewed_at      BIGINT
+    reviewed_at      BIGINT,
+    UNIQUE (account_id, seq)
 );
-CREATE INDEX treasury_submissions_account ON treasury_submissions (account_id, submitted_at);
 
 -- A transfer's uuid is the Balance ID of the record it writes on the
 -- account the money leaves.
