@@ -29,7 +29,7 @@ func TestQRLookupReadsVietQR(t *testing.T) {
 	vcb := QRLookup{AccountNumber: "0011001932418", BankName: "Ngân hàng TMCP Ngoại Thương Việt Nam", SwiftCode: "BFTVVNVX"}
 	mb := QRLookup{AccountNumber: "0123456789", BankName: "Ngân hàng TMCP Quân đội", SwiftCode: "MSCBVNVX"}
 	for name, want := range map[string]QRLookup{
-		"vietqr.png": vcb, "vietqr.jpg": mb, "vietqr-rotated.png": vcb, "vietqr-lowcontrast.jpg": vcb,
+		"vietqr.png": vcb, "vietqr.jpg": mb, "vietqr-rotated.png": vcb, "vietqr-tilted.png": vcb, "vietqr-lowcontrast.jpg": vcb,
 	} {
 		got, err := d.LookupQRImage(context.Background(), testImage(t, name), SandboxNames{})
 		if err != nil {

@@ -166,6 +166,7 @@ func TestBankQRImageLookup(t *testing.T) {
 			"vietqr.png":             {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
 			"vietqr.jpg":             {"0123456789", "Ngân hàng TMCP Quân đội", "MSCBVNVX"},
 			"vietqr-rotated.png":     {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
+			"vietqr-tilted.png":      {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
 			"vietqr-lowcontrast.jpg": {"0011001932418", "Ngân hàng TMCP Ngoại Thương Việt Nam", "BFTVVNVX"},
 		} {
 			r := p.postQRImage(m, "code.bin", qrTestImage(t, name))
@@ -185,6 +186,10 @@ func TestBankQRImageLookup(t *testing.T) {
 		png := qrTestImage(t, "vietqr.png")
 		wantError(t, p.postQRImage(m, "code.png", []byte("I am text in a file named .png")), 415, "UNSUPPORTED_MEDIA_TYPE", "")
 		wantError(t, p.postQRImage(m, "code.png", []byte(base64.StdEncoding.EncodeToString(png))), 415, "UNSUPPORTED_MEDIA_TYPE", "")
+		// Bytes after a PNG's end are ignored by its readers: exactly 2 MiB is
+		// read, one byte more is refused.
+		limit := append(bytes.Clone(png), make([]byte, 2<<20-len(png))...)
+		want200(t, p.postQRImage(m, "limit.png", limit), "a 2 MiB image")
 		big := append(bytes.Clone(png), make([]byte, 2<<20+1-len(png))...)
 		wantError(t, p.postQRImage(m, "big.png", big), 413, "TOO_LARGE", "")
 		wantError(t, p.post("/v2/banks/lookup/qr_image", m, map[string]any{"qr_image": "x"}), 415, "UNSUPPORTED_MEDIA_TYPE", "")

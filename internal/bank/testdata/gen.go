@@ -2,7 +2,9 @@
 
 // gen writes the QR images of the lookup tests; run it from this directory
 // with `go run gen.go`. The VietQR payloads were made by an independent
-// encoder, the npm package vietnam-qr-pay 1.5.1:
+// encoder, the npm package vietnam-qr-pay 1.5.1: payloads.mjs prints them
+// (`npm install vietnam-qr-pay@1.5.1 && node payloads.mjs`), and the
+// constants below are its output:
 //
 //	QRPay.initVietQR({bankBin:'970436', bankNumber:'0011001932418', amount:'50000', purpose:'payd test'}).build()
 //	QRPay.initVietQR({bankBin:'970422', bankNumber:'0123456789'}).build()
@@ -17,6 +19,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"os"
 
 	qrcode "github.com/skip2/go-qrcode"
@@ -32,6 +35,7 @@ func main() {
 	writePNG("vietqr.png", code(vcb, 320))
 	writeJPEG("vietqr.jpg", code(mb, 320), 80)
 	writePNG("vietqr-rotated.png", rotate90(code(vcb, 320)))
+	writePNG("vietqr-tilted.png", tilt(code(vcb, 320), 20))
 	writeJPEG("vietqr-lowcontrast.jpg", lowContrast(code(vcb, 320)), 85)
 	writePNG("unknown-bin.png", code(unknownBIN, 320))
 	writePNG("bad-crc.png", code(vcb[:len(vcb)-4]+"0000", 320))
@@ -53,6 +57,31 @@ func rotate90(src image.Image) image.Image {
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			out.Set(b.Max.Y-1-y, x, src.At(x, y))
+		}
+	}
+	return out
+}
+
+// tilt turns src by degrees about its centre onto a white canvas that holds
+// all of it (nearest-neighbour sampling, as a photo of a tilted code).
+func tilt(src image.Image, degrees float64) image.Image {
+	b := src.Bounds()
+	rad := degrees * math.Pi / 180
+	sin, cos := math.Sin(rad), math.Cos(rad)
+	w, h := float64(b.Dx()), float64(b.Dy())
+	side := int(math.Ceil(w*math.Abs(cos) + h*math.Abs(sin)))
+	out := image.NewGray(image.Rect(0, 0, side, side))
+	cx, cy := w/2, h/2
+	oc := float64(side) / 2
+	for y := 0; y < side; y++ {
+		for x := 0; x < side; x++ {
+			dx, dy := float64(x)-oc, float64(y)-oc
+			sx, sy := cos*dx+sin*dy+cx, -sin*dx+cos*dy+cy
+			g := color.Gray{Y: 255}
+			if sx >= 0 && sy >= 0 && sx < w && sy < h {
+				g = color.GrayModel.Convert(src.At(b.Min.X+int(sx), b.Min.Y+int(sy))).(color.Gray)
+			}
+			out.SetGray(x, y, g)
 		}
 	}
 	return out
