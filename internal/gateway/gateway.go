@@ -124,6 +124,7 @@ func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy,
 		cards: d.Cards, linkKey: d.LinkKey, PublicURL: d.PublicURL}
 	d.Queue.Handle(jobExpire, s.expireJob)
+	d.Queue.Handle(jobLinkExpire, s.expireLinkJob)
 	return s
 }
 
