@@ -82,17 +82,17 @@ type RedirectURL struct {
 
 // linkRow is a payin link as stored.
 type linkRow struct {
-	uuid, merchantID, method, currency   string
-	accountID, amount                    int64
-	description, successURL, failureURL  string
-	endpointURL, authorizationHeader     string
-	metaData                             string
-	status                               LinkStatus
-	cardBrand, cardLast4, failureReason  string
-	attempts                             int
-	balanceID                            *string
-	expiresAt, createdAt, updatedAt      int64
-	paidAt                               *int64
+	uuid, merchantID, method, currency  string
+	accountID, amount                   int64
+	description, successURL, failureURL string
+	endpointURL, authorizationHeader    string
+	metaData                            string
+	status                              LinkStatus
+	cardBrand, cardLast4, failureReason string
+	attempts                            int
+	balanceID                           *string
+	expiresAt, createdAt, updatedAt     int64
+	paidAt                              *int64
 }
 
 const linkColumns = `uuid, merchant_id, account_id, method, currency, amount, description, success_url, failure_url, endpoint_url,
