@@ -234,6 +234,7 @@ func (a *API) table() []route {
 	out = append(out, a.bankRoutes()...)
 	out = append(out, a.settlementRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
+	out = append(out, a.payinLinkRoutes()...)
 	return out
 }
 
