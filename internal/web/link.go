@@ -89,12 +89,12 @@ type linkView struct {
 	StatusText                string
 	PageURL, QRURL, FormToken string
 	// Origins are the frame ancestors, space-separated, for the script.
-	Origins                         string
-	Card, Bank, KHQR, Sandbox       bool
-	Paid                            bool
-	ExpiresText                     string
-	Errors                          []string
-	formTargets                     []string
+	Origins                   string
+	Card, Bank, KHQR, Sandbox bool
+	Paid                      bool
+	ExpiresText               string
+	Errors                    []string
+	formTargets               []string
 }
 
 func (h *linkPage) serve(w http.ResponseWriter, r *http.Request) {
