@@ -17,14 +17,15 @@
 
   // targets are the origins a message may go to: the embedding page's, when
   // the browser tells it and it is allowed, else each allowed origin (the
-  // browser delivers to the one that matches the parent, if any).
+  // browser delivers a message only where its targetOrigin is the parent's
+  // origin, so the others are dropped).
   function targets() {
     if (!framed) {
       return [];
     }
     var ancestors = window.location.ancestorOrigins;
-    if (ancestors && ancestors.length > 0) {
-      return allowed.indexOf(ancestors[0]) >= 0 ? [ancestors[0]] : [];
+    if (ancestors && ancestors.length > 0 && allowed.indexOf(ancestors[0]) >= 0) {
+      return [ancestors[0]];
     }
     return allowed;
   }
