@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"payd/internal/merchant"
+	"payd/internal/portal"
 	"payd/internal/server"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -356,4 +358,64 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestPortalEmbedOrigins: on the portal's developers page an admin or a
+// developer sets the origins that may frame the merchant's Payment Gateway 3
+// pages (a form with its csrf_token; audited), which the pages' CSP then
+// lists; a forged form, a viewer and a bad origin change nothing.
+func TestPortalEmbedOrigins(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("NZD")["NZD"]
+		dev := p.newPortalUser(t, m.MerchantID, "dev@shop.example", merchant.Developer)
+		viewer := p.newPortalUser(t, m.MerchantID, "viewer@shop.example", merchant.Viewer)
+		stored := func() string {
+			t.Helper()
+			got, err := merchant.EmbedOrigins(context.Background(), p.srv.DB.Read(), m.MerchantID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(got, ",")
+		}
+		page := dev.do("GET", "/portal/developers", nil)
+		if page.status != 200 || !strings.Contains(page.body, `action="/portal/developers/embed-origins"`) || !strings.Contains(page.body, `name="embed_origins"`) {
+			t.Fatalf("developers page: %d without the embedding origins form", page.status)
+		}
+		if a := dev.do("POST", "/portal/developers/embed-origins", url.Values{"embed_origins": {"https://evil.example"}}); a.status != http.StatusForbidden {
+			t.Errorf("form without csrf_token: %d, want 403", a.status)
+		}
+		if a := viewer.post("/portal/", "/portal/developers/embed-origins", map[string]string{"embed_origins": "https://evil.example"}); a.status != http.StatusForbidden {
+			t.Errorf("a viewer: %d, want 403", a.status)
+		}
+		if a := dev.post("/portal/developers", "/portal/developers/embed-origins", map[string]string{"embed_origins": "https://shop.example/path"}); a.status != http.StatusUnprocessableEntity {
+			t.Errorf("an origin with a path: %d, want 422", a.status)
+		}
+		if got := stored(); got != "" {
+			t.Fatalf("after refused forms the origins are %q", got)
+		}
+		a := dev.post("/portal/developers", "/portal/developers/embed-origins", map[string]string{"embed_origins": "https://A.example\r\nhttps://b.example:8443\r\n"})
+		if a.status != http.StatusSeeOther || a.header.Get("Location") != "/portal/developers" {
+			t.Fatalf("save origins: %d %.300s", a.status, a.body)
+		}
+		if got := stored(); got != "https://a.example,https://b.example:8443" {
+			t.Errorf("stored %q", got)
+		}
+		if body := dev.do("GET", "/portal/developers", nil).body; !strings.Contains(body, "https://a.example\nhttps://b.example:8443</textarea>") {
+			t.Errorf("the form does not show the stored origins")
+		}
+		link := p.newLink(m, linkBody("nz_card_nzd", "NZD", 10, "https://shop.example/paid", "", ""))
+		if _, h, _ := linkPage(t, str(link, "payment_link_url")); !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors https://shop.example https://a.example https://b.example:8443;") {
+			t.Errorf("CSP %q", h.Get("Content-Security-Policy"))
+		}
+		entries, _, err := p.srv.Portal.AuditPage(context.Background(), m.MerchantID, 1, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(entries, func(e portal.Entry) bool {
+			return e.Action == "embed_origins_updated" && e.Actor == "dev@shop.example" && e.Detail == "https://a.example,https://b.example:8443"
+		}) {
+			t.Errorf("no audit entry of the change in %+v", entries)
+		}
+	})
 }
