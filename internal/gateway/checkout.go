@@ -123,6 +123,9 @@ func (s *Service) credit(ctx context.Context, tx *store.Tx, r *row, now time.Tim
 	paidAt := now.UnixMilli()
 	r.balanceID, r.paidAt, r.failureReason = &balanceID, &paidAt, ""
 	r.paidWith = "card"
+	if err := s.withdrawPayID(ctx, tx, *r); err != nil {
+		return err
+	}
 	return s.setStatus(ctx, tx, r, Paid, now)
 }
 
