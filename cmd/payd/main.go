@@ -38,6 +38,7 @@ func commands() []command {
 		{"serve", "run the API, hosted pages and workers", runServe},
 		{"migrate", "apply database migrations and exit", runMigrate},
 		{"merchant create", "create a merchant with an account and app per currency", runMerchantCreate},
+		{"merchant update", "change a merchant's settings (--embed-origins: who may frame its Payment Gateway 3 pages)", runMerchantUpdate},
 		{"merchant webhook-secret", "show (or --rotate) a merchant's webhook signing secret", runWebhookSecret},
 		{"merchant limits", "set a merchant's request rate limits (writes and reads per second)", runMerchantLimits},
 		{"app create", "issue a new app-id/secret-key pair for an account", runAppCreate},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -67,6 +68,44 @@ func runMerchantCreate(ctx context.Context, env *cliEnv, args []string) error {
 		for _, a := range created.Accounts {
 			fmt.Fprintf(w, "  %s account %s app-id %s secret-key %s\n", a.Currency, a.AccountNumber, a.AppID, a.SecretKey)
 		}
+	})
+}
+
+// runMerchantUpdate changes a merchant's settings. --embed-origins replaces
+// the origins that may frame its Payment Gateway 3 pages besides each link's
+// success origin (CONTRACT §11); an empty value clears them.
+func runMerchantUpdate(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "merchant update")
+	dsn := f.db()
+	id := f.String("merchant", "", "merchant id")
+	origins := f.String("embed-origins", "", "comma-separated origins that may frame Payment Gateway 3 pages, e.g. https://a.example,https://b.example (empty: none)")
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"merchant": id}); err != nil {
+		return err
+	}
+	set := false
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == "embed-origins" })
+	if !set {
+		return usageError{"nothing to change: give --embed-origins"}
+	}
+	svc, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	list, err := svc.SetEmbedOrigins(ctx, *id, splitList(*origins))
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, map[string]any{"merchant_id": *id, "embed_origins": list}, func(w io.Writer) {
+		shown := strings.Join(list, ",")
+		if shown == "" {
+			shown = "(none: only each link's success origin)"
+		}
+		fmt.Fprintf(w, "merchant %s: embed origins %s\n", *id, shown)
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"reflect"
@@ -725,6 +726,61 @@ func TestTreasuryReview(t *testing.T) {
 		}
 		if r := payd(t, "treasury", "review", "--db", dsn, "--merchant", m.MerchantID, "--account", id); r.code != 2 {
 			t.Errorf("neither --approve nor --reject: exit %d, want 2", r.code)
+		}
+	})
+}
+
+// TestMerchantUpdateEmbedOrigins: --embed-origins stores the origins that
+// may frame the merchant's Payment Gateway 3 pages, normalised and without
+// repeats, and an empty value clears them; bad origins change nothing.
+func TestMerchantUpdateEmbedOrigins(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		m := createMerchant(t, dsn, "NZD")
+		_, db := services(t, dsn)
+		stored := func() []string {
+			t.Helper()
+			got, err := merchant.EmbedOrigins(context.Background(), db.Read(), m.MerchantID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		var out struct {
+			MerchantID   string   `json:"merchant_id"`
+			EmbedOrigins []string `json:"embed_origins"`
+		}
+		decodeExact(t, mustPayd(t, "merchant", "update", "--db", dsn, "--merchant", m.MerchantID, "--json",
+			"--embed-origins", "https://A.example, https://b.example:8443/,https://a.example"), &out, "embed_origins", "merchant_id")
+		want := []string{"https://a.example", "https://b.example:8443"}
+		if out.MerchantID != m.MerchantID || !slices.Equal(out.EmbedOrigins, want) || !slices.Equal(stored(), want) {
+			t.Errorf("printed %+v, stored %v; want %v", out, stored(), want)
+		}
+		for _, tt := range []struct {
+			name       string
+			args       []string
+			wantCode   int
+			wantStderr string
+		}{
+			{"a path", []string{"--merchant", m.MerchantID, "--embed-origins", "https://shop.example/checkout"}, 1, `"https://shop.example/checkout" is not an origin`},
+			{"not http", []string{"--merchant", m.MerchantID, "--embed-origins", "javascript:alert(1)"}, 1, "is not an origin"},
+			{"unknown merchant", []string{"--merchant", "NOSUCHID", "--embed-origins", "https://a.example"}, 1, "no merchant NOSUCHID"},
+			{"nothing to change", []string{"--merchant", m.MerchantID}, 2, "nothing to change"},
+			{"missing --merchant", []string{"--embed-origins", "https://a.example"}, 2, "missing --merchant"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				got := payd(t, slices.Concat([]string{"merchant", "update", "--db", dsn, "--json"}, tt.args)...)
+				if got.code != tt.wantCode || !strings.Contains(got.stderr, tt.wantStderr) || got.stdout != "" {
+					t.Errorf("exit %d, stderr %q, stdout %q; want %d and %q", got.code, got.stderr, got.stdout, tt.wantCode, tt.wantStderr)
+				}
+			})
+		}
+		if !slices.Equal(stored(), want) {
+			t.Errorf("after refused updates: %v", stored())
+		}
+		mustPayd(t, "merchant", "update", "--db", dsn, "--merchant", m.MerchantID, "--embed-origins", "")
+		if got := stored(); len(got) != 0 {
+			t.Errorf("after clearing: %v", got)
 		}
 	})
 }

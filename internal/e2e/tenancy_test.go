@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 )
 
 // tenancyCurrencies are the currencies of both merchants of the tenancy test.
-var tenancyCurrencies = []string{"IDR", "PHP", "GHS", "AUD", "KRW"}
+var tenancyCurrencies = []string{"IDR", "PHP", "GHS", "AUD", "KRW", "NZD"}
 
 // tenantRecords are one of each kind of record of merchant A.
 type tenantRecords struct {
@@ -41,6 +42,8 @@ type tenantRecords struct {
 	transferUUID string
 	// gatewayPaymentID is an integer, too short to swap; gatewayOrderID is swapped.
 	gatewayPaymentID, gatewayOrderID string
+	// payinLink is a Payment Gateway 3 link (NZD), paid once declined.
+	payinLink string
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
@@ -50,7 +53,7 @@ type tenantRecords struct {
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -116,6 +119,14 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	gw := p.gatewayCreate(str(tok.JSON(t), "access_token"), gatewayOrder(a.gatewayOrderID, "20.00", "https://shop.example/thanks", "https://shop.example/hooks"))
 	want(t, gw, 200)
 	a.gatewayPaymentID = num(gw.JSON(t), "payment_id")
+	link := p.newLink(apps["NZD"], linkBody("nz_card_nzd", "NZD", "20.00", "https://shop.example/paid", "", "https://shop.example/hooks"))
+	a.payinLink = str(link, "uuid")
+	_, _, linkCSRF := linkPage(t, str(link, "payment_link_url"))
+	for _, outcome := range []string{"decline", "pay"} {
+		if s, _, body := linkForm(t, str(link, "payment_link_url"), linkCSRF, url.Values{"outcome": {outcome}}, true); s != 200 {
+			t.Fatalf("%s A's payin link: %d %s", outcome, s, body)
+		}
+	}
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -169,6 +180,7 @@ func tenantState(t *testing.T, p *payd, a tenantRecords) map[string]string {
 		{"AUD", "/v2/payouts/detail?uuid=" + a.payoutUUID},
 		{"AUD", "/v2/payouts/all"},
 		{"AUD", "/v1/payouts/detail?id=" + a.v1PayoutID},
+		{"NZD", "/v3/payin_links/detail?uuid=" + a.payinLink},
 	}
 	for _, c := range tenancyCurrencies {
 		reads = append(reads, struct{ currency, path string }{c, "/v2/payins/all"},
@@ -327,6 +339,9 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 			body: map[string]any{"treasury_account_id": a.treasuryNumber, "outcome": "approved"}, status: 404, code: nf},
 		{name: "balances of A's treasury account", method: "GET", path: "/v2/balances/detail?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "history of A's treasury account", method: "GET", path: "/v2/balances/history?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
+		{name: "payin link detail", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "NZD", status: 404, code: nf},
+		{name: "payin link detail with an app of another currency", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "AUD", status: 404, code: nf},
+		{name: "payin link deliveries", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.payinLink, as: "NZD", status: 200},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},

@@ -116,21 +116,36 @@ func (s *Service) Pay(ctx context.Context, id int64, token string, a Attempt) (P
 // and the amount from outside into the available balance, in the same
 // transaction as the status change and its notification.
 func (s *Service) credit(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
-	rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
-		RequestType: ledger.MoneyIn, TransactionType: ledger.Payment, Status: ledger.Done,
-		Amount: r.amount, Total: r.amount, ReferenceID: strconv.FormatInt(r.id, 10), CreatedAt: now}
-	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
-		return err
-	}
-	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "gateway.paid",
-		RecordID: rec.ID, At: now, Legs: []ledger.Leg{
-			{Account: r.accountID, Bucket: ledger.External, Amount: -r.amount},
-			{Account: r.accountID, Bucket: ledger.Available, Amount: r.amount},
-		}}); err != nil {
+	balanceID, err := creditAvailable(ctx, tx, r.merchantID, r.accountID, r.currency, r.amount, strconv.FormatInt(r.id, 10), "gateway.paid", now)
+	if err != nil {
 		return err
 	}
 	paidAt := now.UnixMilli()
-	r.balanceID, r.paidAt, r.failureReason = &rec.ID, &paidAt, ""
+	r.balanceID, r.paidAt, r.failureReason = &balanceID, &paidAt, ""
 	r.paidWith = "card"
+	if err := s.withdrawPayID(ctx, tx, *r); err != nil {
+		return err
+	}
 	return s.setStatus(ctx, tx, r, Paid, now)
+}
+
+// creditAvailable writes a done payment record of amount with reference and
+// posts the amount from outside into the account's available balance; it
+// returns the record's Balance ID. The caller holds the account's lock.
+func creditAvailable(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string, amount int64,
+	reference, kind string, now time.Time) (string, error) {
+	rec := ledger.Record{MerchantID: merchantID, AccountID: accountID, Currency: currency,
+		RequestType: ledger.MoneyIn, TransactionType: ledger.Payment, Status: ledger.Done,
+		Amount: amount, Total: amount, ReferenceID: reference, CreatedAt: now}
+	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
+		return "", err
+	}
+	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: merchantID, Currency: currency, Kind: kind,
+		RecordID: rec.ID, At: now, Legs: []ledger.Leg{
+			{Account: accountID, Bucket: ledger.External, Amount: -amount},
+			{Account: accountID, Bucket: ledger.Available, Amount: amount},
+		}}); err != nil {
+		return "", err
+	}
+	return rec.ID, nil
 }

@@ -5,9 +5,8 @@
 // balance once, whatever the number of clicks or tabs: the pay step locks the
 // account and the payment row and moves only a pending or failed payment.
 //
-// Ways to pay are pluggable: cards go through a CardNetwork (the sandbox
-// simulates one); a PayID option (issue #13) plugs in through the PayID
-// interface when that service lands.
+// Ways to pay: cards go through a CardNetwork (the sandbox simulates one);
+// PayID through a one-time PayID request of package payid (payid.go).
 package gateway
 
 import (
@@ -29,6 +28,7 @@ import (
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/payid"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -66,7 +66,7 @@ type Payment struct {
 	Description                string          `json:"description"`
 	RedirectURL                string          `json:"redirect_url" doc:"The hosted checkout page."`
 	OrderSuccessURL            string          `json:"order_success_url"`
-	PaidWith                   string          `json:"paid_with" doc:"card (or payid once offered) when paid; empty otherwise."`
+	PaidWith                   string          `json:"paid_with" enum:",card,payid" doc:"card or payid when paid (a PayID payment follows PayID's rules: incoming, then available less the au_payid_npp_aud fee); empty otherwise."`
 	Card                       *CardSummary    `json:"card" doc:"The brand and last four digits of the card of the latest attempt; null before one."`
 	FailureReason              string          `json:"failure_reason"`
 	BalanceID                  *string         `json:"balance_id" doc:"The payment's balance record once paid."`
@@ -93,6 +93,7 @@ type Service struct {
 	webhooks *webhook.Dispatcher
 	policy   webhook.Policy
 	cards    CardNetwork
+	payids   *payid.Service
 	linkKey  []byte
 	// PublicURL is the base of checkout links.
 	PublicURL string
@@ -100,13 +101,15 @@ type Service struct {
 
 // Deps are what a Service needs.
 type Deps struct {
-	DB        *store.DB
-	Queue     *job.Queue
-	Clock     merchant.Clock
-	Log       *slog.Logger
-	Webhooks  *webhook.Dispatcher
-	Policy    webhook.Policy
-	Cards     CardNetwork
+	DB       *store.DB
+	Queue    *job.Queue
+	Clock    merchant.Clock
+	Log      *slog.Logger
+	Webhooks *webhook.Dispatcher
+	Policy   webhook.Policy
+	Cards    CardNetwork
+	// PayIDs, when set, offers a one-time PayID on the checkout page.
+	PayIDs    *payid.Service
 	PublicURL string
 	LinkKey   []byte
 }
@@ -122,8 +125,12 @@ func NewService(d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy,
-		cards: d.Cards, linkKey: d.LinkKey, PublicURL: d.PublicURL}
+		cards: d.Cards, payids: d.PayIDs, linkKey: d.LinkKey, PublicURL: d.PublicURL}
+	if d.PayIDs != nil {
+		d.PayIDs.OnReceived(s.payidReceived)
+	}
 	d.Queue.Handle(jobExpire, s.expireJob)
+	d.Queue.Handle(jobLinkExpire, s.expireLinkJob)
 	return s
 }
 
@@ -141,6 +148,7 @@ type row struct {
 	failureReason                    string
 	attempts                         int
 	balanceID                        *string
+	paymentRequestID                 *int64
 	expiredAt                        int64
 	paidAt                           *int64
 	createdAt, updatedAt             int64
@@ -148,13 +156,13 @@ type row struct {
 
 const rowColumns = `id, merchant_id, account_id, order_id, currency, amount, description, order_success_url, endpoint_url,
 	authorization_header, order_details, status, paid_with, card_brand, card_last4, failure_reason, attempts, balance_id,
-	expired_at, paid_at, created_at, updated_at`
+	payment_request_id, expired_at, paid_at, created_at, updated_at`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := sc.Scan(&r.id, &r.merchantID, &r.accountID, &r.orderID, &r.currency, &r.amount, &r.description, &r.orderSuccessURL,
 		&r.endpointURL, &r.authorizationHeader, &r.orderDetails, &r.status, &r.paidWith, &r.cardBrand, &r.cardLast4,
-		&r.failureReason, &r.attempts, &r.balanceID, &r.expiredAt, &r.paidAt, &r.createdAt, &r.updatedAt)
+		&r.failureReason, &r.attempts, &r.balanceID, &r.paymentRequestID, &r.expiredAt, &r.paidAt, &r.createdAt, &r.updatedAt)
 	return r, err
 }
 
@@ -290,6 +298,9 @@ func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	}
 	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	if err != nil {
+		return err
+	}
+	if err := s.withdrawPayID(ctx, tx, r); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, &r, Expired, now)

@@ -240,6 +240,7 @@ func (a *API) table() []route {
 	out = append(out, a.treasuryRoutes()...)
 	out = append(out, a.transferRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
+	out = append(out, a.payinLinkRoutes()...)
 	return out
 }
 

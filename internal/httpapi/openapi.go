@@ -80,6 +80,8 @@ var events = []event{
 		"A transfer was created or finished (to its webhook_notification).", []any{transfer.Transfer{}}},
 	{[]string{"gateway_payment.failed", "gateway_payment.paid", "gateway_payment.expired"},
 		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
+	{[]string{"payin_link.failed", "payin_link.paid", "payin_link.expired"},
+		"A Payment Gateway 3 payin link changed status; sent to its webhook_notification.", []any{gateway.Link{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }
 

@@ -201,7 +201,14 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // AccountPrincipal is the caller a portal user acting on the merchant's
 // payments account in currency is: the account's principal, without an app.
 func (s *Service) AccountPrincipal(ctx context.Context, merchantID, currency string) (Principal, error) {
-	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type
+	return PrincipalOf(ctx, s.db.Read(), merchantID, currency)
+}
+
+// PrincipalOf is AccountPrincipal read through q (a transaction, say): how
+// a domain service acting for the merchant, not for one of its apps, calls
+// another.
+func PrincipalOf(ctx context.Context, q store.Querier, merchantID, currency string) (Principal, error) {
+	p, err := scanPrincipal(q.QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type
 		FROM merchants m JOIN accounts acc ON acc.merchant_id = m.id WHERE m.id = $1 AND acc.kind = $2 AND acc.currency = $3`,
 		merchantID, string(Payments), currency))
 	if isNoRows(err) {

@@ -176,7 +176,15 @@ func (s *Service) receiveRequest(ctx context.Context, tx *store.Tx, r *row, amou
 	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now}); err != nil {
 		return "", err
 	}
-	return "received", s.setStatus(ctx, tx, r, Received, now)
+	if err := s.setStatus(ctx, tx, r, Received, now); err != nil {
+		return "", err
+	}
+	for _, h := range s.received {
+		if err := h(ctx, tx, r.merchantID, r.id, *r.balanceID, now); err != nil {
+			return "", err
+		}
+	}
+	return "received", nil
 }
 
 // clearJob moves a received payment from incoming to available, less the fee.

@@ -80,7 +80,20 @@ type Service struct {
 	// ReturnDelay is how long the payer's bank takes to accept a return
 	// (the sandbox's answer).
 	ReturnDelay time.Duration
+	// received are told of each request paid its exact total.
+	received []ReceivedHook
 }
+
+// ReceivedHook is told, in the transaction that receives it, that request
+// id of merchantID was paid its exact total (balanceID is the payment's
+// balance record). A service that issued the request for a record of its
+// own (the gateway's checkout) settles that record here, so both change
+// together or not at all.
+type ReceivedHook func(ctx context.Context, tx *store.Tx, merchantID string, id int64, balanceID string, now time.Time) error
+
+// OnReceived adds h to the hooks of received requests; call it while
+// wiring, before any request is served.
+func (s *Service) OnReceived(h ReceivedHook) { s.received = append(s.received, h) }
 
 // Deps are what a Service needs.
 type Deps struct {

@@ -174,9 +174,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cards = gateway.SandboxCards{}
 	}
 	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Cards: cards, PublicURL: cfg.PublicURL, LinkKey: linkKey})
+		Policy: policy, Cards: cards, PayIDs: s.PayIDs, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Gateway: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
+		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,

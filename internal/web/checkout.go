@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+
+	qrcode "github.com/skip2/go-qrcode"
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
@@ -34,21 +37,15 @@ var checkoutTemplates = template.Must(template.ParseFS(checkoutTemplateFS, "temp
 // maxCheckoutFormBytes bounds the card or sandbox form.
 const maxCheckoutFormBytes = 8 << 10
 
-// CheckoutPayID is the seam for the PayID way to pay (issue #13): when the
-// PayID service lands, it implements this and server.go sets
-// Deps.CheckoutPayID; the page then shows the one-time PayID (and its QR)
-// beside the card form. Nil offers cards only.
+// CheckoutPayID is the PayID way to pay (issue 14 item 2): gateway.Service
+// implements it with a one-time PayID of package payid, and server.go sets
+// Deps.CheckoutPayID; the page then shows the PayID and its QR code beside
+// the card form. Nil offers cards only.
 type CheckoutPayID interface {
 	// OfferPayID returns the one-time PayID the customer pays checkout's
-	// payment to, issuing it on first call; paying it marks the gateway
-	// payment paid through gateway.Service.
-	OfferPayID(ctx context.Context, c gateway.Checkout) (PayIDOffer, error)
-}
-
-// PayIDOffer is what the page shows of a PayID.
-type PayIDOffer struct {
-	PayID    string
-	QRString string
+	// payment to, issuing it on first call, or nil when PayID is not
+	// offered for it; paying it marks the gateway payment paid.
+	OfferPayID(ctx context.Context, c gateway.Checkout) (*gateway.PayIDOffer, error)
 }
 
 type checkoutService interface {
@@ -73,6 +70,7 @@ func (p *Pages) mountCheckout() {
 	}
 	h := &checkoutPage{svc: p.Gateway, payid: p.CheckoutPayID, log: log, sandbox: p.Sandbox}
 	p.mux.HandleFunc("/checkout/{id}", h.serve)
+	p.mux.HandleFunc("GET /checkout/{id}/payid.png", h.servePayIDQR)
 	p.mux.HandleFunc("/checkout/", func(w http.ResponseWriter, r *http.Request) { h.renderError(w, http.StatusNotFound, nil) })
 	p.mux.HandleFunc("GET /assets/checkout.css", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
@@ -97,7 +95,8 @@ type checkoutView struct {
 	Sandbox, Retry     bool
 	ExpiresAt          string
 	Errors             []string
-	PayID              *PayIDOffer
+	PayID              *gateway.PayIDOffer
+	PayIDQRURL         string
 	imgOrigins, formTo []string
 }
 
@@ -139,10 +138,13 @@ func (h *checkoutPage) view(ctx context.Context, c gateway.Checkout, token strin
 	if c.Payable {
 		v.ExpiresAt = c.ExpiredAt.T.UTC().Format("2 Jan 2006 15:04 MST")
 		if h.payid != nil {
-			if offer, err := h.payid.OfferPayID(ctx, c); err == nil {
-				v.PayID = &offer
-			} else {
+			offer, err := h.payid.OfferPayID(ctx, c)
+			if err != nil {
 				h.log.Error("checkout payid", "payment_id", c.PaymentID, "err", err)
+			}
+			if offer != nil {
+				v.PayID = offer
+				v.PayIDQRURL = "/checkout/" + strconv.FormatInt(c.PaymentID, 10) + "/payid.png?t=" + token
 			}
 		}
 	}
@@ -317,4 +319,36 @@ func (h *checkoutPage) renderError(w http.ResponseWriter, status int, _ []string
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(page.Bytes())
+}
+
+// servePayIDQR serves the QR code of the checkout's one-time PayID: the
+// PayID itself, which a banking app reads into its PayID field.
+func (h *checkoutPage) servePayIDQR(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 || h.payid == nil {
+		h.renderError(w, http.StatusNotFound, nil)
+		return
+	}
+	c, err := h.svc.Checkout(r.Context(), id, r.URL.Query().Get("t"))
+	if err != nil {
+		h.fail(w, id, err)
+		return
+	}
+	offer, err := h.payid.OfferPayID(r.Context(), c)
+	if err != nil {
+		h.fail(w, id, err)
+		return
+	}
+	if offer == nil {
+		h.renderError(w, http.StatusNotFound, nil)
+		return
+	}
+	png, err := qrcode.Encode(offer.PayID, qrcode.Medium, qrSizePixels)
+	if err != nil {
+		h.fail(w, id, fmt.Errorf("render PayID QR of gateway payment %d: %w", id, err))
+		return
+	}
+	setPayHeaders(w.Header(), nil)
+	w.Header().Set("Content-Type", "image/png")
+	w.Write(png)
 }

@@ -112,6 +112,7 @@ func (p *Pages) mountPortal() {
 	m.HandleFunc("POST /portal/developers/apps/{app_id}/revoke", h.signedIn(h.revokeApp))
 	m.HandleFunc("POST /portal/developers/webhook-secret/rotate", h.signedIn(h.rotateSecret))
 	m.HandleFunc("POST /portal/developers/deliveries/{id}/resend", h.signedIn(h.resend))
+	m.HandleFunc("POST /portal/developers/embed-origins", h.signedIn(h.setEmbedOrigins))
 	m.HandleFunc("GET /portal/users", h.signedIn(h.users))
 	m.HandleFunc("POST /portal/users", h.signedIn(h.addUser))
 	m.HandleFunc("POST /portal/users/{id}/role", h.signedIn(h.setRole))
@@ -545,9 +546,14 @@ func (h *portalPages) developersPage(w http.ResponseWriter, r *http.Request, s p
 		h.fail(w, r, s, err)
 		return
 	}
+	origins, err := merchant.EmbedOrigins(r.Context(), h.DB.Read(), s.MerchantID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "developers", h.page(s, "Developers", map[string]any{"Apps": apps, "Currencies": currencies,
 		"Secret": secret, "IsAdmin": s.Role == merchant.Admin, "CanManage": true, "NewApp": newApp, "NewSecret": newSecret,
-		"Deliveries": deliveries, "Status": string(status)}))
+		"Deliveries": deliveries, "Status": string(status), "EmbedOrigins": strings.Join(origins, "\n")}))
 }
 
 // resend queues a webhook event for another attempt now.
@@ -565,6 +571,31 @@ func (h *portalPages) resend(w http.ResponseWriter, r *http.Request, s portal.Se
 		return dl, portal.Audit(r.Context(), tx, portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "webhook_resent", Subject: id,
 			Client: h.client(r), At: dl.CreatedAt.T})
 	})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	portalHeaders(w)
+	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
+}
+
+// setEmbedOrigins replaces the origins that may frame the merchant's
+// Payment Gateway 3 pages (CONTRACT §11): one per line or comma-separated.
+func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	if s.Role != merchant.Admin && s.Role != merchant.Developer {
+		h.fail(w, r, s, portal.Forbidden("change the embedding origins"))
+		return
+	}
+	raw := strings.NewReplacer("\r\n", ",", "\n", ",").Replace(r.PostFormValue("embed_origins"))
+	var list []string
+	for _, o := range strings.Split(raw, ",") {
+		list = append(list, strings.TrimSpace(o))
+	}
+	origins, err := h.Merchants.SetEmbedOrigins(r.Context(), s.MerchantID, list)
+	if err == nil {
+		err = h.Portal.Record(r.Context(), portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "embed_origins_updated",
+			Subject: s.MerchantID, Detail: strings.Join(origins, ","), Client: h.client(r)})
+	}
 	if err != nil {
 		h.fail(w, r, s, err)
 		return

@@ -43,10 +43,11 @@ func New(d Deps) *Pages {
 	p.mountPay()
 	p.mountPortal()
 	p.mountCheckout()
+	p.mountLinks()
 	return p
 }
 
 // Prefixes are the path prefixes the pages own; the API routes them here.
-var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/", "/checkout/"}
+var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/", "/checkout/", "/links/"}
 
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
