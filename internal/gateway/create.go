@@ -248,7 +248,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 }
 
 func alreadyExists(id int64, orderID string) error {
-	return fault.New(fault.Conflict, CodeAlreadyExists, "gateway payment %d already has order_id %q", id, orderID)
+	return fault.New(fault.Conflict, fault.CodeAlreadyExists, "gateway payment %d already has order_id %q", id, orderID)
 }
 
 // PaymentQuery names a payment (GET /v1/payment_gateways/payment).

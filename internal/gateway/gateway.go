@@ -45,7 +45,6 @@ const (
 
 // Error codes of the gateway.
 const (
-	CodeAlreadyExists    = "ALREADY_EXISTS"
 	CodeCardsUnavailable = "CARDS_UNAVAILABLE"
 )
 
