@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func v1Tx(payee string, amount any, addr map[string]any) map[string]any {
@@ -125,9 +126,68 @@ func TestPayoutV1Rules(t *testing.T) {
 				wantError(t, p.post("/v1/payouts", m, tt.body), 422, tt.wantCode, tt.wantField)
 			})
 		}
+		upper := p.post("/v1/payouts", m, v1Body("", v1Tx("Jane", "10", map[string]any{"payid": "jane@example.com", "payid_type": "EMAIL"})))
+		if msg, _ := upper.Fields(t)["payout_transaction_details[0].payid_type"].(string); !strings.Contains(msg, "lower case in v1") || !strings.Contains(msg, "v2") {
+			t.Errorf("the upper-case payid_type message %q does not name the v1/v2 difference", msg)
+		}
 		if list := p.get("/v2/payouts/all", m).JSON(t); list["total"].(json.Number).String() != "0" {
 			t.Errorf("refused payouts created some: %v", list)
 		}
+	})
+}
+
+// TestPayoutV1ScheduledHeldAndNotified: v1 payouts go through the same
+// engine as v2: scheduled ones wait for their time on the merchant's clock,
+// an account with approvals holds them, and webhooks carry the
+// authorization_header verbatim.
+func TestPayoutV1ScheduledHeldAndNotified(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "1000")
+		hooks := newEventLog(t)
+		now := p.clockNow(m)
+		body := with(v1Body("scheduled-1", v1Tx("Jane", "10", v1Account)), map[string]any{
+			"scheduled_at":         now.Add(2 * time.Hour).Format(time.RFC3339),
+			"webhook_notification": map[string]any{"endpoint_url": hooks.url, "authorization_header": "Bearer v1-secret"}})
+		r := p.post("/v1/payouts", m, body)
+		want(t, r, 201)
+		uuid := str(r.JSON(t), "uuid")
+		if s := str(r.JSON(t), "status"); s != "scheduled" {
+			t.Fatalf("a v1 payout scheduled two hours ahead is %s", s)
+		}
+		p.advance(m, 3600)
+		if s := str(p.get("/v1/payouts/detail?uuid="+uuid, m).JSON(t), "status"); s != "scheduled" {
+			t.Errorf("an hour before its time: %s", s)
+		}
+		p.advance(m, 3600+10)
+		p.settlePayouts(m)
+		if s := str(p.get("/v1/payouts/detail?uuid="+uuid, m).JSON(t), "status"); s != "completed" {
+			t.Errorf("after its time: %s, want completed", s)
+		}
+		hooks.waitTypeSet(t, "payout.scheduled", "payout.processing", "payout_transaction.done", "payout.completed")
+		for _, e := range pinEvents(hooks) {
+			if e.Auth != "Bearer v1-secret" {
+				t.Errorf("%s webhook: Authorization %q", e.Type, e.Auth)
+			}
+		}
+
+		held := p.merchant("AUD")["AUD"]
+		p.fund(held, "100")
+		p.requireApprovals(held)
+		r = p.post("/v1/payouts", held, v1Body("held-1", v1Tx("Jane", "10", v1PayID)))
+		want(t, r, 201)
+		if s := str(r.JSON(t), "status"); s != "held" {
+			t.Errorf("a v1 payout on an account with approvals is %s, want held", s)
+		}
+		// A failed file batch may be retried by file with is_retry.
+		fields := map[string]string{"description": "Batch from a file", "external_id": "file-run"}
+		want(t, p.postFile(m, "payee,amount,bsb,account_number\nNobody,10,062000,000000000\n", fields), 201)
+		wantError(t, p.postFile(m, "payee,amount,bsb,account_number\nJane,10,062000,12345678\n", fields), 409, "ALREADY_EXISTS", "")
+		p.settlePayouts(m)
+		retry := map[string]string{"description": "Batch from a file", "external_id": "file-run", "is_retry": "true"}
+		want(t, p.postFile(m, "payee,amount,bsb,account_number\nJane,10,062000,12345678\n", retry), 201)
+		wantLedgerClean(t, p)
 	})
 }
 
