@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"os/exec"
 	"slices"
 	"strings"
@@ -462,30 +464,41 @@ func TestPayoutApprovalRace(t *testing.T) {
 		m := a.merchant("AUD")["AUD"]
 		a.requireApprovals(m)
 		a.fund(m, "10000")
-		alice := payout.Decider{UserID: "UA", Email: "alice@example.com", Role: merchant.Finance}
-		bob := payout.Decider{UserID: "UB", Email: "bob@example.com", Role: merchant.Admin}
+		// Two finance users, each signed in to the portal of a different payd
+		// sharing the database, decide the same payout at once over HTTP.
+		alice := a.newPortalUser(t, m.MerchantID, "alice@example.com", merchant.Finance)
+		if _, err := a.srv.Merchants.CreateUser(context.Background(), m.MerchantID, "bob@example.com", merchant.Admin, "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		bob := b.portalClient(t, "bob@example.com")
+		if r := bob.login("correct horse battery", ""); r.status != http.StatusSeeOther {
+			t.Fatalf("bob's sign-in on the second payd: %d", r.status)
+		}
 		rejected := 0
 		for run := range 50 {
 			uuid := a.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK))["uuid"].(string)
-			var errs [2]error
+			page := "/portal/payouts/" + uuid
+			approve := url.Values{"csrf_token": {alice.csrf(page)}}
+			reject := url.Values{"csrf_token": {bob.csrf(page)}, "reason": {"not this one"}}
+			var answers [2]portalAnswer
 			var wg sync.WaitGroup
-			wg.Go(func() { _, errs[0] = a.decide(m, uuid, alice, true, "") })
-			wg.Go(func() { _, errs[1] = b.decide(m, uuid, bob, false, "not this one") })
+			wg.Go(func() { answers[0] = alice.do("POST", page+"/approve", approve) })
+			wg.Go(func() { answers[1] = bob.do("POST", page+"/reject", reject) })
 			wg.Wait()
 			wins := 0
-			for _, err := range errs {
-				switch code := codeOfErr(err); code {
-				case "":
+			for _, a := range answers {
+				switch a.status {
+				case http.StatusSeeOther:
 					wins++
-				case payout.CodeDecisionConflict:
+				case http.StatusConflict:
 				default:
-					t.Fatalf("run %d: decision error %v", run, err)
+					t.Fatalf("run %d: a decision answered %d %.300s", run, a.status, a.body)
 				}
 			}
 			got := a.payoutDetail(m, uuid)
 			approval := got["approval"].(map[string]any)
-			if wins != 1 || (approval["status"] == "rejected") != (errs[1] == nil) {
-				t.Fatalf("run %d: %d decisions won (%v), record %v", run, wins, errs, approval)
+			if wins != 1 || (approval["status"] == "rejected") != (answers[1].status == http.StatusSeeOther) {
+				t.Fatalf("run %d: %d decisions won (%d, %d), record %v", run, wins, answers[0].status, answers[1].status, approval)
 			}
 			if approval["status"] == "rejected" {
 				rejected++
