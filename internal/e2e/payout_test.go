@@ -279,7 +279,8 @@ func TestPayoutApproval(t *testing.T) {
 		if b := p.balanceOf(m, "AUD"); b.Available.String() != "899.50" || b.Outgoing.String() != "0.00" {
 			t.Errorf("balances = available %s outgoing %s", b.Available, b.Outgoing)
 		}
-		hooks.waitTypeSet(t, "payout.held", "payout.processing", "payout_transaction.done", "payout.completed", "payout.held", "payout.rejected")
+		// A rejected payout's transactions fail, each with its own event.
+		hooks.waitTypeSet(t, "payout.held", "payout.processing", "payout_transaction.done", "payout.completed", "payout.held", "payout.rejected", "payout_transaction.failed")
 		if problems, err := ledger.Verify(context.Background(), p.srv.DB.Read()); err != nil || len(problems) > 0 {
 			t.Errorf("ledger verify: %v %v", problems, err)
 		}

@@ -184,7 +184,8 @@ func (s *Service) touch(ctx context.Context, tx *store.Tx, r *row, now time.Time
 
 // giveBack ends a payout that will never be processed (rejected, expired):
 // its amounts and fees return to available in one entry, and every
-// transaction and its balance record fail with reason.
+// transaction and its balance record fail with reason, each with its
+// payout_transaction.failed event.
 func (s *Service) giveBack(ctx context.Context, tx *store.Tx, r *row, reason string, now time.Time) error {
 	hold := r.totalAmount + r.totalFees
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payout.return", At: now,
@@ -201,6 +202,9 @@ func (s *Service) giveBack(ctx context.Context, tx *store.Tx, r *row, reason str
 		}
 		t.status, t.failureReason = TxFailed, reason
 		if err := s.saveTransaction(ctx, tx, *t, now); err != nil {
+			return err
+		}
+		if err := s.emitTransaction(ctx, tx, *r, *t, now); err != nil {
 			return err
 		}
 	}
