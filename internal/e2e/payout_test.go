@@ -574,3 +574,22 @@ func TestPayoutCrashDuringSubmission(t *testing.T) {
 		t.Logf("%d payouts acknowledged, %d transactions submitted once each", len(acknowledged), submitted)
 	})
 }
+
+// TestPayoutMethodNotEnabled: a method of the account's currency that the
+// account does not enable is 422 METHOD_NOT_ENABLED, and nothing moves.
+func TestPayoutMethodNotEnabled(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "100")
+		only := []string{"au_bank_aud"}
+		if _, err := p.srv.Merchants.UpdateAccount(context.Background(), m.MerchantID, "AUD", merchant.AccountUpdate{Methods: &only}); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_payid_npp_aud", "10", payIDOK)), 422, "METHOD_NOT_ENABLED", "")
+		if b := p.balanceOf(m, "AUD"); b.Available.String() != "100.00" || b.Outgoing.String() != "0.00" {
+			t.Errorf("after the refusal: %+v", b)
+		}
+		want(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "10", bsbOK)), 201)
+	})
+}
