@@ -593,3 +593,27 @@ func TestPayoutMethodNotEnabled(t *testing.T) {
 		want(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "10", bsbOK)), 201)
 	})
 }
+
+// TestPayoutRounding: amounts in JPY and VND are rounded to whole units
+// (CONTRACT §3, §16), never refused for their decimals.
+func TestPayoutRounding(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		ms := p.merchant("JPY", "VND")
+		for _, c := range []struct {
+			currency, method, amount, want string
+			params                         map[string]any
+		}{
+			{"JPY", "jp_bank_jpy", "1000.6", "1001", jpyOK},
+			{"VND", "vn_bank_vnd", "50000.4", "50000", vndOK},
+		} {
+			m := ms[c.currency]
+			p.fund(m, "1000000")
+			got := p.createPayout(m, payoutBody(c.currency, c.method, c.amount, c.params))
+			tx := got["payout_transactions"].([]any)[0].(map[string]any)
+			if fmt.Sprint(tx["amount"]) != c.want {
+				t.Errorf("%s %s: transaction amount %v, want %s", c.currency, c.amount, tx["amount"], c.want)
+			}
+		}
+	})
+}
