@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -100,4 +102,75 @@ func decodeCursor(c string) (int64, string, error) {
 		return 0, "", bad
 	}
 	return n, id, nil
+}
+
+// Between lists every balance record of an account created in [from, to),
+// oldest first (by created_at, then Balance ID): the rows of a period's
+// statement, as balance history shows them.
+func Between(ctx context.Context, q store.Querier, merchantID string, accountID int64, from, to time.Time) ([]Record, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM balance_records
+		WHERE merchant_id = $1 AND account_id = $2 AND created_at >= $3 AND created_at < $4
+		ORDER BY created_at, id`, merchantID, accountID, from.UnixMilli(), to.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("balance records of account %d: %w", accountID, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("balance records of account %d: %w", accountID, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// BucketChange is one posting to a bucket: the order it was applied in
+// (postings to one bucket are serialised by its row lock), when its entry
+// was made, and the balance it left.
+type BucketChange struct {
+	Seq          int64
+	At           time.Time
+	BalanceAfter int64
+}
+
+// BucketChanges reads how an account's bucket moved up to to: opening is
+// the last posting made before from (zero Seq and balance when there is
+// none), changes every posting applied after it and made before to, in the
+// order they were applied. The balance at any instant t in [from, to) is the
+// BalanceAfter of the latest-applied of those made at or before t.
+func BucketChanges(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening BucketChange, changes []BucketChange, err error) {
+	var bucketID int64
+	if err := q.QueryRowContext(ctx, `SELECT id FROM ledger_buckets WHERE merchant_id = $1 AND account_id = $2 AND name = $3`,
+		merchantID, accountID, string(bucket)).Scan(&bucketID); err != nil {
+		return BucketChange{}, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
+	}
+	// Backwards along the bucket's postings: only those after from are read.
+	var at int64
+	err = q.QueryRowContext(ctx, `SELECT p.id, e.created_at, p.balance_after FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+		WHERE p.bucket_id = $1 AND e.created_at < $2 ORDER BY p.id DESC LIMIT 1`, bucketID, from.UnixMilli()).Scan(&opening.Seq, &at, &opening.BalanceAfter)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		opening = BucketChange{}
+	case err != nil:
+		return BucketChange{}, nil, fmt.Errorf("opening balance of account %d: %w", accountID, err)
+	default:
+		opening.At = time.UnixMilli(at).UTC()
+	}
+	rows, err := q.QueryContext(ctx, `SELECT p.id, e.created_at, p.balance_after FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+		WHERE p.bucket_id = $1 AND p.id > $2 AND e.created_at < $3 ORDER BY p.id`, bucketID, opening.Seq, to.UnixMilli())
+	if err != nil {
+		return BucketChange{}, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c BucketChange
+		if err := rows.Scan(&c.Seq, &at, &c.BalanceAfter); err != nil {
+			return BucketChange{}, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+		}
+		c.At = time.UnixMilli(at).UTC()
+		changes = append(changes, c)
+	}
+	return opening, changes, rows.Err()
 }

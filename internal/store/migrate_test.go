@@ -50,10 +50,12 @@ func TestMigrationSetsMatch(t *testing.T) {
 	if got, want := steps(postgres), steps(sqlite); !slices.Equal(got, want) {
 		t.Errorf("postgres migrations %v, sqlite migrations %v: want the same versions and names", got, want)
 	}
+	// Versions increase; a number may be missing while the branch that
+	// reserved it is unmerged (the runner applies whatever is not applied).
 	for _, ms := range [][]store.Migration{sqlite, postgres} {
 		for i, m := range ms {
-			if m.Version != i+1 || m.SQL == "" {
-				t.Errorf("migration %d is %s (version %d, %d bytes of SQL), want version %d with SQL", i, m.Name, m.Version, len(m.SQL), i+1)
+			if m.Version <= i || (i > 0 && m.Version <= ms[i-1].Version) || m.SQL == "" {
+				t.Errorf("migration %d is %s (version %d, %d bytes of SQL), want a version above %d and the previous one's, with SQL", i, m.Name, m.Version, len(m.SQL), i)
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/portal"
 	"payd/internal/proxy"
+	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -58,6 +59,7 @@ type PortalDeps struct {
 	Payins      *payin.Service
 	Webhooks    *webhook.Dispatcher
 	Settlements *settlement.Service
+	Reports     *report.Service
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
