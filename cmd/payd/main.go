@@ -45,6 +45,7 @@ func commands() []command {
 		{"user create", "add a portal user (password on standard input)", runUserCreate},
 		{"account update", "change a payments account's settings", runAccountUpdate},
 		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
+		{"report rotate-key", "sign report links with a new key (links already out stay valid until they expire)", runReportRotateKey},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/store"
 )
@@ -54,8 +55,8 @@ type signingKey struct {
 
 // KeyRotation is what payd report rotate-key prints.
 type KeyRotation struct {
-	KeyID     string    `json:"key_id"`
-	CreatedAt time.Time `json:"created_at"`
+	KeyID     string     `json:"key_id"`
+	CreatedAt clock.Time `json:"created_at"`
 	// Retired are the keys the new one replaces: they verify the links
 	// they signed until those expire.
 	Retired []string `json:"retired"`
@@ -96,7 +97,7 @@ func RotateKey(ctx context.Context, db *store.DB, now time.Time) (KeyRotation, e
 		return KeyRotation{}, err
 	}
 	return store.Do(ctx, db, func(tx *store.Tx) (KeyRotation, error) {
-		out := KeyRotation{CreatedAt: now.UTC().Truncate(time.Millisecond), Retired: []string{}}
+		out := KeyRotation{CreatedAt: clock.Time{T: now.UTC().Truncate(time.Millisecond)}, Retired: []string{}}
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM report_signing_keys WHERE retired_at IS NULL ORDER BY id`+tx.DB().ForUpdate())
 		if err != nil {
 			return KeyRotation{}, fmt.Errorf("rotate report signing key: %w", err)
