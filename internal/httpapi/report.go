@@ -37,7 +37,7 @@ func (a *API) reportRoutes() []route {
 
 func (a *API) listReports(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	lq := report.ListQuery{Currency: q.str("currency"), Frequency: q.str("report_frequency"), Cursor: q.str("cursor"),
+	lq := report.ListQuery{Currency: currencyParam(q, principal(r)), Frequency: q.str("report_frequency"), Cursor: q.str("cursor"),
 		Size: q.intIn("size", report.DefaultSize, 1, report.MaxSize)}
 	if err := q.err(); err != nil {
 		a.fail(w, r, err)
