@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -126,51 +124,44 @@ func Between(ctx context.Context, q store.Querier, merchantID string, accountID 
 	return out, rows.Err()
 }
 
-// BucketChange is one posting to a bucket: the order it was applied in
-// (postings to one bucket are serialised by its row lock), when its entry
-// was made, and the balance it left.
-type BucketChange struct {
-	Seq          int64
-	At           time.Time
-	BalanceAfter int64
+// BucketMove is one posting to a bucket: when its entry was made and the
+// amount it added.
+type BucketMove struct {
+	At     time.Time
+	Amount int64
 }
 
-// BucketChanges reads how an account's bucket moved up to to: opening is
-// the last posting made before from (zero Seq and balance when there is
-// none), changes every posting applied after it and made before to, in the
-// order they were applied. The balance at any instant t in [from, to) is the
-// BalanceAfter of the latest-applied of those made at or before t.
-func BucketChanges(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening BucketChange, changes []BucketChange, err error) {
+// BucketHistory reads how an account's bucket moved over [from, to), in
+// time: opening is its balance at from (every posting made before from),
+// moves the postings made in the period, in the order of their times (then
+// of their application). The balance at any instant t of the period is
+// opening plus the moves made at or before t. Only the postings made since
+// from are read: opening is the bucket's balance less those, in one
+// statement, so both come from one snapshot.
+func BucketHistory(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening int64, moves []BucketMove, err error) {
 	var bucketID int64
-	if err := q.QueryRowContext(ctx, `SELECT id FROM ledger_buckets WHERE merchant_id = $1 AND account_id = $2 AND name = $3`,
-		merchantID, accountID, string(bucket)).Scan(&bucketID); err != nil {
-		return BucketChange{}, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
-	}
-	// Backwards along the bucket's postings: only those after from are read.
-	var at int64
-	err = q.QueryRowContext(ctx, `SELECT p.id, e.created_at, p.balance_after FROM postings p JOIN journal_entries e ON e.id = p.entry_id
-		WHERE p.bucket_id = $1 AND e.created_at < $2 ORDER BY p.id DESC LIMIT 1`, bucketID, from.UnixMilli()).Scan(&opening.Seq, &at, &opening.BalanceAfter)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		opening = BucketChange{}
-	case err != nil:
-		return BucketChange{}, nil, fmt.Errorf("opening balance of account %d: %w", accountID, err)
-	default:
-		opening.At = time.UnixMilli(at).UTC()
-	}
-	rows, err := q.QueryContext(ctx, `SELECT p.id, e.created_at, p.balance_after FROM postings p JOIN journal_entries e ON e.id = p.entry_id
-		WHERE p.bucket_id = $1 AND p.id > $2 AND e.created_at < $3 ORDER BY p.id`, bucketID, opening.Seq, to.UnixMilli())
+	err = q.QueryRowContext(ctx, `SELECT b.id, b.balance - COALESCE((SELECT CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e
+		JOIN postings p ON p.entry_id = e.id WHERE e.merchant_id = b.merchant_id AND e.created_at >= $1 AND p.bucket_id = b.id), 0)
+		FROM ledger_buckets b WHERE b.merchant_id = $2 AND b.account_id = $3 AND b.name = $4`,
+		from.UnixMilli(), merchantID, accountID, string(bucket)).Scan(&bucketID, &opening)
 	if err != nil {
-		return BucketChange{}, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+		return 0, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT e.created_at, p.amount FROM journal_entries e JOIN postings p ON p.entry_id = e.id
+		WHERE e.merchant_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND p.bucket_id = $4
+		ORDER BY e.created_at, p.id`, merchantID, from.UnixMilli(), to.UnixMilli(), bucketID)
+	if err != nil {
+		return 0, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c BucketChange
-		if err := rows.Scan(&c.Seq, &at, &c.BalanceAfter); err != nil {
-			return BucketChange{}, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+		var m BucketMove
+		var at int64
+		if err := rows.Scan(&at, &m.Amount); err != nil {
+			return 0, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
 		}
-		c.At = time.UnixMilli(at).UTC()
-		changes = append(changes, c)
+		m.At = time.UnixMilli(at).UTC()
+		moves = append(moves, m)
 	}
-	return opening, changes, rows.Err()
+	return opening, moves, rows.Err()
 }

@@ -75,11 +75,11 @@ func build(ctx context.Context, q store.Querier, acc account, p Period) (file, e
 	if err != nil {
 		return file{}, err
 	}
-	opening, changes, err := ledger.BucketChanges(ctx, q, acc.MerchantID, acc.ID, ledger.Available, p.Start, p.End)
+	opening, moves, err := ledger.BucketHistory(ctx, q, acc.MerchantID, acc.ID, ledger.Available, p.Start, p.End)
 	if err != nil {
 		return file{}, err
 	}
-	rows, closing := statement(records, refs, opening, changes, p.End)
+	rows, closing := statement(records, refs, opening, moves, p.End)
 	c, err := money.Lookup(acc.Currency)
 	if err != nil {
 		return file{}, fmt.Errorf("report of account %d: %w", acc.ID, err)
@@ -93,46 +93,26 @@ func build(ctx context.Context, q store.Querier, acc account, p Period) (file, e
 }
 
 // statement turns a period's records into rows, each with its status at
-// end and the available balance after it, and returns the balance at end.
-// records come oldest first; changes in the order they were applied.
-func statement(records []ledger.Record, refs map[string]string, opening ledger.BucketChange, changes []ledger.BucketChange, end time.Time) ([]row, int64) {
-	seen := opening // the latest-applied change made at or before the current instant
-	next := 0
-	pending := sortedByTime(changes)
-	advance := func(until time.Time) {
-		for ; next < len(pending) && !pending[next].At.After(until); next++ {
-			if pending[next].Seq > seen.Seq {
-				seen = pending[next]
-			}
-		}
-	}
+// end and the available balance after it, and returns the balance at the
+// period's end. records and moves come in time order; opening is the
+// balance at the period's start.
+func statement(records []ledger.Record, refs map[string]string, opening int64, moves []ledger.BucketMove, end time.Time) ([]row, int64) {
+	balance, next := opening, 0
 	rows := make([]row, 0, len(records))
 	for _, r := range records {
-		advance(r.CreatedAt)
+		for ; next < len(moves) && !moves[next].At.After(r.CreatedAt); next++ {
+			balance += moves[next].Amount
+		}
 		ref, ok := refs[r.ID]
 		if !ok {
 			ref = r.ReferenceID
 		}
-		rows = append(rows, row{record: r, reference: ref, status: statusAt(r, end), balanceAfter: seen.BalanceAfter})
+		rows = append(rows, row{record: r, reference: ref, status: statusAt(r, end), balanceAfter: balance})
 	}
-	advance(end.Add(-time.Millisecond))
-	return rows, seen.BalanceAfter
-}
-
-// sortedByTime returns changes ordered by when they were made (then by the
-// order applied), leaving changes as it is.
-func sortedByTime(changes []ledger.BucketChange) []ledger.BucketChange {
-	out := append([]ledger.BucketChange(nil), changes...)
-	for i := 1; i < len(out); i++ { // nearly sorted already: insertion sort
-		for j := i; j > 0 && before(out[j], out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
+	for ; next < len(moves); next++ {
+		balance += moves[next].Amount
 	}
-	return out
-}
-
-func before(a, b ledger.BucketChange) bool {
-	return a.At.Before(b.At) || (a.At.Equal(b.At) && a.Seq < b.Seq)
+	return rows, balance
 }
 
 // statusAt is a record's status as it stood at end: a record that finished

@@ -33,29 +33,29 @@ func TestReportCSV(t *testing.T) {
 	settled := rec("STL0000001", "STLUUID1", ledger.Settlement, ledger.MoneyOut, ledger.Done, 9000, 100, at(4, 0), at(4, 0))
 	failed := rec("STL0000002", "STLUUID2", ledger.Settlement, ledger.MoneyOut, ledger.Failed, 500, 100, at(5, 0), at(6, 0))
 	formula := rec("DEP0000001", "=HYPERLINK(\"x\")", ledger.TopUp, ledger.MoneyIn, ledger.Done, 100, 0, at(7, 0), at(7, 0))
-	changes := []ledger.BucketChange{
-		{Seq: 11, At: at(2, 0), BalanceAfter: 10850},
-		{Seq: 12, At: at(4, 0), BalanceAfter: 1750},
-		{Seq: 13, At: at(5, 0), BalanceAfter: 1150},
-		{Seq: 14, At: at(6, 0), BalanceAfter: 1750},
-		{Seq: 15, At: at(7, 0), BalanceAfter: 1850},
+	moves := []ledger.BucketMove{
+		{At: at(2, 0), Amount: 9850},
+		{At: at(4, 0), Amount: -9100},
+		{At: at(5, 0), Amount: -600},
+		{At: at(6, 0), Amount: 600},
+		{At: at(7, 0), Amount: 100},
 	}
 	tests := []struct {
 		name     string
 		currency string
 		records  []ledger.Record
 		refs     map[string]string
-		opening  ledger.BucketChange
-		changes  []ledger.BucketChange
+		opening  int64
+		moves    []ledger.BucketMove
 		want     totals
 	}{
 		{"aud_day", "AUD", []ledger.Record{payin, late, settled, failed, formula}, map[string]string{"STL0000001": "2026-10-03"},
-			ledger.BucketChange{Seq: 3, At: at(0, 0), BalanceAfter: 1000}, changes,
+			1000, moves,
 			totals{settlementCount: 1, settledAmount: 9000, settledFee: 100, closingBalance: 1850}},
 		{"jpy_day", "JPY", []ledger.Record{{ID: "PAYIN00003", ReferenceID: "PIN00003", TransactionType: ledger.Payment, RequestType: ledger.MoneyIn,
 			Status: ledger.Waiting, Currency: "JPY", Amount: 100000, Fees: 2500, Total: 102500, CreatedAt: at(9, 30), UpdatedAt: at(9, 30)}},
-			nil, ledger.BucketChange{}, nil, totals{}},
-		{"empty", "AUD", nil, nil, ledger.BucketChange{Seq: 3, At: at(0, 0), BalanceAfter: 1000}, nil, totals{closingBalance: 1000}},
+			nil, 0, nil, totals{}},
+		{"empty", "AUD", nil, nil, 1000, nil, totals{closingBalance: 1000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestReportCSV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, closing := statement(tt.records, tt.refs, tt.opening, tt.changes, end)
+			rows, closing := statement(tt.records, tt.refs, tt.opening, tt.moves, end)
 			got, err := render(rows, c)
 			if err != nil {
 				t.Fatal(err)
@@ -88,18 +88,18 @@ func TestReportCSV(t *testing.T) {
 	}
 }
 
-// TestStatementBalanceOrder: a row's balance is that of the latest-applied
-// posting made at or before it, even when postings were applied out of
-// the order of their times (two writers racing for the account's lock).
-func TestStatementBalanceOrder(t *testing.T) {
+// TestStatementBalanceInTime: a row's balance is the opening balance plus
+// every move made at or before it, in the order of their times, whatever
+// order they were applied in.
+func TestStatementBalanceInTime(t *testing.T) {
 	t.Parallel()
 	r := rec("PAYIN00001", "P1", ledger.Payment, ledger.MoneyIn, ledger.Done, 1, 0, at(2, 0), at(2, 0))
-	changes := []ledger.BucketChange{
-		{Seq: 20, At: at(2, 0), BalanceAfter: 300}, // applied second, made first
-		{Seq: 19, At: at(2, 0).Add(-time.Millisecond), BalanceAfter: 200},
-		{Seq: 21, At: at(3, 0), BalanceAfter: 400},
+	moves := []ledger.BucketMove{
+		{At: at(2, 0).Add(-time.Millisecond), Amount: 100},
+		{At: at(2, 0), Amount: 100},
+		{At: at(2, 0).Add(time.Millisecond), Amount: 100},
 	}
-	rows, closing := statement([]ledger.Record{r}, nil, ledger.BucketChange{Seq: 1, BalanceAfter: 100}, changes, at(4, 0))
+	rows, closing := statement([]ledger.Record{r}, nil, 100, moves, at(4, 0))
 	if got := []int64{rows[0].balanceAfter, closing}; got[0] != 300 || got[1] != 400 {
 		t.Errorf("balance after the row, closing = %v, want [300 400]", got)
 	}

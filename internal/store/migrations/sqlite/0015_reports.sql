@@ -25,6 +25,10 @@ CREATE TABLE reports (
 );
 CREATE INDEX reports_list ON reports (merchant_id, account_id, period_end, id);
 
+-- A report reads the postings of its period and those made since its
+-- start (its opening balance is the bucket's balance less those): by time.
+CREATE INDEX journal_entries_time ON journal_entries (merchant_id, created_at);
+
 CREATE TRIGGER reports_no_update BEFORE UPDATE ON reports BEGIN SELECT RAISE(ABORT, 'reports are immutable'); END;
 CREATE TRIGGER reports_no_delete BEFORE DELETE ON reports BEGIN SELECT RAISE(ABORT, 'reports are immutable'); END;
 
