@@ -173,7 +173,7 @@ func (s *Service) makeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	}
 	p := periodFrom(ref.Frequency, time.UnixMilli(ref.Start).In(acc.Location), acc.Location)
 	for made := 0; made < maxPerRun && !now.Before(p.End); made++ {
-		if err := s.make(ctx, tx, acc, p, now); err != nil {
+		if err := s.makeReport(ctx, tx, acc, p, now); err != nil {
 			return err
 		}
 		p = p.next(acc.Location)
@@ -181,10 +181,10 @@ func (s *Service) makeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	return s.schedule(ctx, tx, acc, p)
 }
 
-// make stores the report of acc for p, unless it exists, and sends
+// makeReport stores the report of acc for p, unless it exists, and sends
 // report.created to the account's settlement webhook_notification in the
 // same transaction.
-func (s *Service) make(ctx context.Context, tx *store.Tx, acc account, p Period, now time.Time) error {
+func (s *Service) makeReport(ctx context.Context, tx *store.Tx, acc account, p Period, now time.Time) error {
 	var exists int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM reports WHERE merchant_id = $1 AND account_id = $2 AND frequency = $3 AND period_start = $4`,
 		acc.MerchantID, acc.ID, string(p.Frequency), p.Start.UnixMilli()).Scan(&exists); err != nil {
