@@ -47,6 +47,7 @@ func commands() []command {
 		{"account update", "change a payments account's settings", runAccountUpdate},
 		{"treasury review", "approve or reject a treasury account in review", runTreasuryReview},
 		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
+		{"report rotate-key", "sign report links with a new key (links already out stay valid until they expire)", runReportRotateKey},
 	}
 }
 

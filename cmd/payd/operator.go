@@ -11,6 +11,7 @@ import (
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/ratelimit"
+	"payd/internal/report"
 	"payd/internal/store"
 	"payd/internal/treasury"
 )
@@ -397,4 +398,31 @@ func problemList(p []ledger.Problem) []ledger.Problem {
 		return []ledger.Problem{}
 	}
 	return p
+}
+
+// runReportRotateKey adds a new key for signing report links. Every running
+// server signs with it from its next listing; links signed by the keys it
+// replaces stay valid until they expire (report.LinkTTL).
+func runReportRotateKey(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "report rotate-key")
+	dsn := f.db()
+	asJSON := f.Bool("json", false, "print JSON")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	_, db, err := openMerchants(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rotated, err := report.RotateKey(ctx, db, clock.Real{}.Now())
+	if err != nil {
+		return err
+	}
+	return output(env.stdout, *asJSON, rotated, func(w io.Writer) {
+		fmt.Fprintf(w, "report links are signed by key %s\n", rotated.KeyID)
+		if len(rotated.Retired) > 0 {
+			fmt.Fprintf(w, "links signed by %s stay valid until they expire\n", strings.Join(rotated.Retired, ", "))
+		}
+	})
 }

@@ -784,3 +784,41 @@ func TestMerchantUpdateEmbedOrigins(t *testing.T) {
 		}
 	})
 }
+
+// TestReportRotateKey: each rotation adds a signing key and retires the
+// ones before it (which keep verifying the links they signed until those
+// expire); the database remembers them across processes.
+func TestReportRotateKey(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		type rotation struct {
+			KeyID     string   `json:"key_id"`
+			CreatedAt string   `json:"created_at"`
+			Retired   []string `json:"retired"`
+		}
+		var first, second rotation
+		decodeExact(t, mustPayd(t, "report", "rotate-key", "--db", dsn, "--json"), &first, "key_id", "created_at", "retired")
+		decodeExact(t, mustPayd(t, "report", "rotate-key", "--db", dsn, "--json"), &second, "key_id", "created_at", "retired")
+		if !merchantIDPattern.MatchString(first.KeyID) || second.KeyID == first.KeyID || !slices.Equal(second.Retired, []string{first.KeyID}) {
+			t.Errorf("rotations %+v then %+v: want a new key each time, the second retiring the first", first, second)
+		}
+		_, db := services(t, dsn)
+		var signing []string
+		rows, err := db.Read().Query(`SELECT id FROM report_signing_keys WHERE retired_at IS NULL`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			signing = append(signing, id)
+		}
+		if !slices.Equal(signing, []string{second.KeyID}) {
+			t.Errorf("signing keys %v, want only %s", signing, second.KeyID)
+		}
+		if out := mustPayd(t, "report", "rotate-key", "--db", dsn); !strings.Contains(out, "links signed by "+second.KeyID+" stay valid") {
+			t.Errorf("text output %q", out)
+		}
+	})
+}

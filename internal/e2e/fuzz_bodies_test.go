@@ -40,6 +40,7 @@ var countedTables = []string{
 	"payids", "payment_requests", "static_payids", "static_payid_payments",
 	"portal_sessions", "portal_login_failures", "portal_invites", "audit_log",
 	"settlement_configs", "settlements", "gateway_payments", "treasury_submissions", "transfers", "payin_links",
+	"reports", "report_signing_keys",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

@@ -21,6 +21,7 @@ var contractEndpoints = []struct{ method, path string }{
 	{"get", "/v2/balances/history"},
 	{"get", "/v2/sandbox/clock"},
 	{"post", "/v2/sandbox/clock"},
+	{"get", "/v2/reports/settlements"},
 }
 
 // openAPIDoc is the part of the document the tests read.

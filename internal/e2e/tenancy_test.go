@@ -47,18 +47,20 @@ type tenantRecords struct {
 	// balanceIDs are A's IDR balance records; historyCursor pages through them.
 	balanceIDs    []string
 	historyCursor string
+	// reportID is A's AUD daily report; reportLink its file_url.
+	reportID, reportLink string
 }
 
 // identifiers are A's identifiers that no answer to B may contain.
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink, a.reportID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
 	}
-	return ids
+	return append(ids, a.apps["AUD"].MerchantID)
 }
 
 // makeTenantRecords makes one record of each kind as A and waits until the
@@ -68,6 +70,8 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	idr, aud := apps["IDR"], apps["AUD"]
 	a := tenantRecords{apps: apps, payinExternalID: "a-order-1", contactEmail: "alice.tenant@example.com",
 		customerEmail: "alice.customer@example.com", customerExternalID: "a-cus-1"}
+	// A's first reports, made before any record exists: nothing of A's expires.
+	a.reportID, a.reportLink = firstReport(t, p, apps["AUD"])
 	a.qrPayin = str(pinCreate(t, p, idr, pinWith(pinBody("IDR", "id_bank_qris_idr", 100000), map[string]any{"external_id": a.payinExternalID})), "uuid")
 	a.redirectPayin = str(pinCreate(t, p, apps["PHP"], pinBody("PHP", "ph_ewallet_gcash_php", 500)), "uuid")
 	a.receivedPayin = pinReceived(t, p, idr, nil, "")
@@ -141,6 +145,32 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	}
 	waitQuiet(t, p)
 	return a
+}
+
+// firstReport moves the merchant's clock to the next 09:00 in Sydney and
+// returns the id and file_url of the daily report then made.
+func firstReport(t *testing.T, p *payd, as creds) (id, link string) {
+	t.Helper()
+	p.setClock(as, nextCutoff(p.clockNow(as)))
+	r := p.reports(as, "daily")
+	if len(r) != 1 {
+		t.Fatalf("%d daily reports at the first 09:00, want 1", len(r))
+	}
+	return r[0].ID, r[0].FileURL
+}
+
+// linkWith is a report link's path under /api with query values replaced.
+func linkWith(t *testing.T, p *payd, link string, set map[string]string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	for k, v := range set {
+		q.Set(k, v)
+	}
+	return strings.TrimPrefix(u.Path, "/api") + "?" + q.Encode()
 }
 
 // waitQuiet waits until no job is due and no webhook event is waiting for
@@ -266,7 +296,7 @@ func (c tenancyCase) send(t *testing.T, p *payd, b map[string]creds, swap *strin
 
 // tenancyCases are B's requests with A's identifiers: every endpoint that
 // takes an id, uuid, email, account number or external id.
-func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
+func tenancyCases(a tenantRecords, bCustomerID string, bReportLink func(set map[string]string) string) []tenancyCase {
 	const nf = "NOT_FOUND"
 	return []tenancyCase{
 		{name: "payin detail (QR)", method: "GET", path: "/v2/payins/detail?uuid=" + a.qrPayin, as: "IDR", status: 404, code: nf},
@@ -342,6 +372,10 @@ func tenancyCases(a tenantRecords, bCustomerID string) []tenancyCase {
 		{name: "payin link detail", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "NZD", status: 404, code: nf},
 		{name: "payin link detail with an app of another currency", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "AUD", status: 404, code: nf},
 		{name: "payin link deliveries", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.payinLink, as: "NZD", status: 200},
+		// A report link proves itself by its signature: B's own link naming A's
+		// report, or carrying A's merchant, is refused as an unknown report is.
+		{name: "report file: B's link with A's report id", method: "GET", path: bReportLink(map[string]string{"id": a.reportID}), as: "AUD", status: 403, code: "LINK_INVALID"},
+		{name: "report file: B's link with A's merchant", method: "GET", path: bReportLink(map[string]string{"merchant": a.apps["AUD"].MerchantID}), as: "AUD", status: 403, code: "LINK_INVALID"},
 
 		// Filters find nothing of A's.
 		{name: "deliveries of A's ping", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.pingUUID, as: "IDR", status: 200},
@@ -539,7 +573,8 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 		b := p.merchant(tenancyCurrencies...)
 		bCustomerID := str(p.newCustomer(b["AUD"], map[string]any{"first_name": "Bob", "last_name": "Own",
 			"email": "bob.customer@example.com", "external_id": "b-cus-1"}), "uuid")
-		cases := tenancyCases(a, bCustomerID)
+		_, bLink := firstReport(t, p, b["AUD"])
+		cases := tenancyCases(a, bCustomerID, func(set map[string]string) string { return linkWith(t, p, bLink, set) })
 
 		t.Run("every identifier-taking endpoint has a case", func(t *testing.T) {
 			covered := map[string]bool{}
@@ -585,7 +620,7 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
 					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all", "/v1/payment_requests",
-					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements"} {
+					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements", "/v2/reports/settlements"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)

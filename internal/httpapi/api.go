@@ -29,6 +29,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/proxy"
 	"payd/internal/ratelimit"
+	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/transfer"
@@ -68,6 +69,7 @@ type Deps struct {
 	Settlements   *settlement.Service
 	Treasury      *treasury.Service
 	Transfers     *transfer.Service
+	Reports       *report.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -89,9 +91,6 @@ type API struct {
 	routes   []route
 	mux      *http.ServeMux
 
-	zonesMu sync.Mutex
-	zones   map[string]*time.Location
-
 	openAPIOnce sync.Once
 	openAPIBody []byte
 }
@@ -99,7 +98,7 @@ type API struct {
 // New builds the API and its routes.
 func New(d Deps) *API {
 	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), throttle: ratelimit.NewThrottle(d.DB, d.Clock), limiter: ratelimit.NewLimiter(d.DB, d.Clock),
-		mux: http.NewServeMux(), zones: map[string]*time.Location{}}
+		mux: http.NewServeMux()}
 	for _, rt := range a.table() {
 		if rt.sandboxOnly && d.Env != Sandbox {
 			continue
@@ -135,9 +134,11 @@ type route struct {
 	// body and response are zero values of the request and response types, for the OpenAPI document.
 	body     any
 	response any
-	status   int
-	errors   []int
-	handle   http.HandlerFunc
+	// contentType is the success answer's media type (default application/json).
+	contentType string
+	status      int
+	errors      []int
+	handle      http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
 	// merchantLane group-commits the route's transactions with the caller's
@@ -239,6 +240,7 @@ func (a *API) table() []route {
 	out = append(out, a.settlementRoutes()...)
 	out = append(out, a.treasuryRoutes()...)
 	out = append(out, a.transferRoutes()...)
+	out = append(out, a.reportRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
 	out = append(out, a.payinLinkRoutes()...)
 	return out
@@ -271,16 +273,4 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // location returns a merchant's time zone (for bare dates in filters).
-func (a *API) location(name string) *time.Location {
-	a.zonesMu.Lock()
-	defer a.zonesMu.Unlock()
-	if loc, ok := a.zones[name]; ok {
-		return loc
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		loc = time.UTC
-	}
-	a.zones[name] = loc
-	return loc
-}
+func (a *API) location(name string) *time.Location { return merchant.Location(name) }

@@ -15,6 +15,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/transfer"
 	"payd/internal/webhook"
@@ -78,6 +79,8 @@ var events = []event{
 		"A settlement was submitted or finished (to its account's settlement config webhook_notification).", []any{settlement.Settlement{}}},
 	{[]string{"transfer.processing", "transfer.completed", "transfer.failed"},
 		"A transfer was created or finished (to its webhook_notification).", []any{transfer.Transfer{}}},
+	{[]string{report.EventCreated}, "A settlement report was made (to its account's settlement config webhook_notification); file_url is null: list the reports for a link.",
+		[]any{report.Report{}}},
 	{[]string{"gateway_payment.failed", "gateway_payment.paid", "gateway_payment.expired"},
 		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
 	{[]string{"payin_link.failed", "payin_link.paid", "payin_link.expired"},
@@ -180,7 +183,11 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		responses := map[string]any{}
 		ok := map[string]any{"description": "Success."}
 		if rt.response != nil {
-			ok["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
+			media := rt.contentType
+			if media == "" {
+				media = "application/json"
+			}
+			ok["content"] = map[string]any{media: map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok
 		for _, code := range documentedErrors(rt) {

@@ -56,12 +56,18 @@ func (a *API) advanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principal(r)
 	now, err := inTx(a, r, func(tx *store.Tx) (time.Time, error) {
-		return a.Merchants.AdvanceClock(r.Context(), tx, p.MerchantID, func(now time.Time) (time.Time, error) {
+		now, err := a.Merchants.AdvanceClock(r.Context(), tx, p.MerchantID, func(now time.Time) (time.Time, error) {
 			if req.AdvanceSeconds != nil {
 				return now.Add(time.Duration(*req.AdvanceSeconds) * time.Second), nil
 			}
 			return req.Now.T, nil
 		})
+		if err != nil {
+			return now, err
+		}
+		// Accounts opened by another process (payd merchant create) get
+		// their report chains before the time they cover is run.
+		return now, a.Reports.Ensure(r.Context(), tx, p.MerchantID)
 	})
 	if err != nil {
 		a.fail(w, r, err)

@@ -101,3 +101,67 @@ func decodeCursor(c string) (int64, string, error) {
 	}
 	return n, id, nil
 }
+
+// Between lists every balance record of an account created in [from, to),
+// oldest first (by created_at, then Balance ID): the rows of a period's
+// statement, as balance history shows them.
+func Between(ctx context.Context, q store.Querier, merchantID string, accountID int64, from, to time.Time) ([]Record, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM balance_records
+		WHERE merchant_id = $1 AND account_id = $2 AND created_at >= $3 AND created_at < $4
+		ORDER BY created_at, id`, merchantID, accountID, from.UnixMilli(), to.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("balance records of account %d: %w", accountID, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("balance records of account %d: %w", accountID, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// BucketMove is one posting to a bucket: when its entry was made and the
+// amount it added.
+type BucketMove struct {
+	At     time.Time
+	Amount int64
+}
+
+// BucketHistory reads how an account's bucket moved over [from, to), in
+// time: opening is its balance at from (every posting made before from),
+// moves the postings made in the period, in the order of their times (then
+// of their application). The balance at any instant t of the period is
+// opening plus the moves made at or before t. Only the postings made since
+// from are read: opening is the bucket's balance less those, in one
+// statement, so both come from one snapshot.
+func BucketHistory(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening int64, moves []BucketMove, err error) {
+	var bucketID int64
+	err = q.QueryRowContext(ctx, `SELECT b.id, b.balance - COALESCE((SELECT CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e
+		JOIN postings p ON p.entry_id = e.id WHERE e.merchant_id = b.merchant_id AND e.created_at >= $1 AND p.bucket_id = b.id), 0)
+		FROM ledger_buckets b WHERE b.merchant_id = $2 AND b.account_id = $3 AND b.name = $4`,
+		from.UnixMilli(), merchantID, accountID, string(bucket)).Scan(&bucketID, &opening)
+	if err != nil {
+		return 0, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT e.created_at, p.amount FROM journal_entries e JOIN postings p ON p.entry_id = e.id
+		WHERE e.merchant_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND p.bucket_id = $4
+		ORDER BY e.created_at, p.id`, merchantID, from.UnixMilli(), to.UnixMilli(), bucketID)
+	if err != nil {
+		return 0, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m BucketMove
+		var at int64
+		if err := rows.Scan(&at, &m.Amount); err != nil {
+			return 0, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
+		}
+		m.At = time.UnixMilli(at).UTC()
+		moves = append(moves, m)
+	}
+	return opening, moves, rows.Err()
+}

@@ -220,3 +220,72 @@ func TestHistoryBadCursor(t *testing.T) {
 		}
 	})
 }
+
+// TestBetween: a period's records, oldest first, of one account only:
+// History's order reversed.
+func TestBetween(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newHistoryFixture(t, db)
+		from, to := t0.Add(5*time.Second), t0.Add(10*time.Second)
+		got, err := ledger.Between(context.Background(), db.Read(), f.merchant, f.account, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		want := between(f.records, from, to)
+		slices.Reverse(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("Between = %v, want %v", ids, want)
+		}
+		if none, err := ledger.Between(context.Background(), db.Read(), "NOSUCHID", f.account, from, to); err != nil || len(none) != 0 {
+			t.Errorf("another merchant's Between = %d records, %v", len(none), err)
+		}
+	})
+}
+
+// TestBucketHistory: the opening balance is every posting made before the
+// period; the moves are those made in it, in the order of their times,
+// whatever order they were applied in.
+func TestBucketHistory(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID, account := newJPYAccount(t, db)
+		_, other := newJPYAccount(t, db)
+		move := func(merchantID string, account int64, at time.Time, amount int64) {
+			t.Helper()
+			if _, err := post(db, ledger.Entry{MerchantID: merchantID, Currency: "JPY", Kind: "test.move", At: at, Legs: []ledger.Leg{
+				{Account: account, Bucket: ledger.External, Amount: -amount},
+				{Account: account, Bucket: ledger.Available, Amount: amount},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		from, to := t0.Add(time.Minute), t0.Add(3*time.Hour)
+		move(merchantID, account, t0, 100)                      // before the period
+		move(merchantID, account, t0.Add(2*time.Hour), 10)      // in it
+		move(merchantID, account, t0.Add(time.Hour), 5)         // in it, made earlier, applied later
+		move(merchantID, account, to, 1)                        // at its end: after it
+		move(merchantID, account, t0.Add(-time.Millisecond), 7) // before it, applied late
+		opening, moves, err := ledger.BucketHistory(context.Background(), db.Read(), merchantID, account, ledger.Available, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var amounts []int64
+		for _, m := range moves {
+			amounts = append(amounts, m.Amount)
+		}
+		if opening != 107 || !slices.Equal(amounts, []int64{5, 10}) || !moves[0].At.Equal(t0.Add(time.Hour)) {
+			t.Errorf("opening %d, moves %+v; want 107, then 5 and 10 in time order", opening, moves)
+		}
+		if opening, moves, err := ledger.BucketHistory(context.Background(), db.Read(), merchantID, account, ledger.Available, t0.Add(-time.Hour), t0.Add(-time.Hour)); err != nil || opening != 0 || len(moves) != 0 {
+			t.Errorf("before any posting: opening %d, %d moves, %v", opening, len(moves), err)
+		}
+		if _, _, err := ledger.BucketHistory(context.Background(), db.Read(), merchantID, other, ledger.Available, from, to); err == nil {
+			t.Error("another merchant's account: no error")
+		}
+	})
+}

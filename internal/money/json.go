@@ -110,3 +110,8 @@ func (in Input) IsZero() bool {
 func (s String) String() string {
 	return string(appendDecimal(nil, s.Minor, clampDigits(s.Digits)))
 }
+
+// String is n as a decimal, such as 100.00 (pages print amounts with it).
+func (n Number) String() string {
+	return string(appendDecimal(nil, n.Minor, clampDigits(n.Digits)))
+}

@@ -28,6 +28,7 @@ import (
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/rail"
+	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/transfer"
@@ -81,6 +82,7 @@ type Server struct {
 	Settlements *settlement.Service
 	Treasury    *treasury.Service
 	Transfers   *transfer.Service
+	Reports     *report.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
 	Pages       *web.Pages
@@ -160,6 +162,11 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Policy: policy, Rail: network, Banks: banks})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks, FundingDelay: cfg.FundingDelay})
+	s.Reports, err = report.NewService(ctx, report.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, PublicURL: cfg.PublicURL})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	if cfg.TreasuryBank.Name == "" {
 		cfg.TreasuryBank.Name = "payd"
 	}
@@ -176,12 +183,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Cards: cards, PayIDs: s.PayIDs, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, DB: db, Trust: cfg.TrustedProxies}})
+		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Treasury: s.Treasury, Transfers: s.Transfers, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
 	})
 	return s, nil
 }
@@ -251,8 +258,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return serveErr
 }
 
-// schedulePeriodic enqueues housekeeping once an hour; the unique key keeps
-// several processes from queueing it more than once per hour.
+// schedulePeriodic enqueues housekeeping once an hour (the unique key keeps
+// several processes from queueing it more than once per hour), and starts
+// the report chains of accounts that have none (opened by another process,
+// or before reports existed): at start, and every hour.
 func (s *Server) schedulePeriodic(ctx context.Context) {
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
@@ -263,6 +272,9 @@ func (s *Server) schedulePeriodic(ctx context.Context) {
 		})
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Log.Warn("schedule housekeeping", "err", err)
+		}
+		if err := s.Reports.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("schedule reports", "err", err)
 		}
 		select {
 		case <-ctx.Done():

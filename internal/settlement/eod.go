@@ -20,24 +20,10 @@ type dayRef struct {
 	Date       string `json:"date"`
 }
 
-const dateLayout = "2006-01-02"
-
-// location is a time zone by name (UTC for one that does not load).
-func location(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return time.UTC
-	}
-	return loc
-}
-
-// localDate is t's calendar date in the time zone.
-func localDate(t time.Time, tz string) string { return t.In(location(tz)).Format(dateLayout) }
-
 // endOfDay is the instant a local date ends: the next day's midnight in
 // loc, however long the day was (23 or 25 hours across a DST change).
 func endOfDay(date string, loc *time.Location) (time.Time, error) {
-	d, err := time.ParseInLocation(dateLayout, date, loc)
+	d, err := time.ParseInLocation(merchant.DateLayout, date, loc)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -46,8 +32,8 @@ func endOfDay(date string, loc *time.Location) (time.Time, error) {
 
 // nextDate is the calendar day after date.
 func nextDate(date string) string {
-	d, _ := time.Parse(dateLayout, date)
-	return d.AddDate(0, 0, 1).Format(dateLayout)
+	d, _ := time.Parse(merchant.DateLayout, date)
+	return d.AddDate(0, 0, 1).Format(merchant.DateLayout)
 }
 
 // scheduleDay queues the end-of-day settlement of an account's local date,
@@ -60,7 +46,7 @@ func (s *Service) scheduleDay(ctx context.Context, tx *store.Tx, merchantID stri
 		accountID, merchantID).Scan(&tz, &currency); err != nil {
 		return fmt.Errorf("schedule end of day: %w", err)
 	}
-	end, err := endOfDay(date, location(tz))
+	end, err := endOfDay(date, merchant.Location(tz))
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,15 @@ package settlement
 import (
 	"testing"
 	"time"
+
+	"payd/internal/merchant"
 )
 
 // TestEndOfDayAcrossDST: a local day ends at the next local midnight, 23 or
 // 25 hours after it began when daylight saving starts or ends.
 func TestEndOfDayAcrossDST(t *testing.T) {
 	t.Parallel()
-	sydney, tokyo := location("Australia/Sydney"), location("Asia/Tokyo")
+	sydney, tokyo := merchant.Location("Australia/Sydney"), merchant.Location("Asia/Tokyo")
 	tests := []struct {
 		date   string
 		loc    *time.Location
@@ -21,7 +23,7 @@ func TestEndOfDayAcrossDST(t *testing.T) {
 		{"2026-10-04", tokyo, 24 * time.Hour}, // no daylight saving
 	}
 	for _, tt := range tests {
-		start, err := time.ParseInLocation(dateLayout, tt.date, tt.loc)
+		start, err := time.ParseInLocation(merchant.DateLayout, tt.date, tt.loc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +34,7 @@ func TestEndOfDayAcrossDST(t *testing.T) {
 		if got := end.Sub(start); got != tt.length {
 			t.Errorf("%s in %s lasts %s, want %s", tt.date, tt.loc, got, tt.length)
 		}
-		if next := localDate(end, tt.loc.String()); next != nextDate(tt.date) {
+		if next := merchant.LocalDate(end, tt.loc); next != nextDate(tt.date) {
 			t.Errorf("the end of %s is on %s, want %s", tt.date, next, nextDate(tt.date))
 		}
 	}

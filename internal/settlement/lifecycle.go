@@ -71,7 +71,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 		return Config{}, fmt.Errorf("set settlement config: %w", err)
 	}
 	if r.Frequency == EndOfDay {
-		if err := s.scheduleDay(ctx, tx, p.MerchantID, acc.ID, localDate(now, p.Timezone)); err != nil {
+		if err := s.scheduleDay(ctx, tx, p.MerchantID, acc.ID, merchant.LocalDate(now, merchant.Location(p.Timezone))); err != nil {
 			return Config{}, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/portal"
 	"payd/internal/proxy"
+	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -58,6 +59,7 @@ type PortalDeps struct {
 	Payins      *payin.Service
 	Webhooks    *webhook.Dispatcher
 	Settlements *settlement.Service
+	Reports     *report.Service
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
@@ -106,7 +108,7 @@ func (p *Pages) mountPortal() {
 	m.HandleFunc("POST /portal/payouts/{uuid}/approve", h.signedIn(h.decide(true)))
 	m.HandleFunc("POST /portal/payouts/{uuid}/reject", h.signedIn(h.decide(false)))
 	m.HandleFunc("GET /portal/settlements", h.signedIn(h.settlements))
-	m.HandleFunc("GET /portal/reports", h.signedIn(h.empty("Reports", "No settlement reports yet: reports are not built in this version of payd.")))
+	m.HandleFunc("GET /portal/reports", h.signedIn(h.reports))
 	m.HandleFunc("GET /portal/developers", h.signedIn(h.developers))
 	m.HandleFunc("POST /portal/developers/apps", h.signedIn(h.createApp))
 	m.HandleFunc("POST /portal/developers/apps/{app_id}/revoke", h.signedIn(h.revokeApp))
@@ -503,6 +505,36 @@ func (h *portalPages) settlements(w http.ResponseWriter, r *http.Request, s port
 	}
 	h.render(w, r, http.StatusOK, "settlements", h.page(s, "Settlements", map[string]any{"Currencies": currencies, "Currency": p.Currency,
 		"Config": config, "Settlements": list, "Pager": newPager(r, page, total)}))
+}
+
+// reports lists the account's settlement reports, latest first, each with
+// a download link signed for this page (valid three minutes).
+func (h *portalPages) reports(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	query := r.URL.Query()
+	p, currencies, err := h.principal(r.Context(), s, query.Get("currency"))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	frequency := query.Get("frequency")
+	if frequency != string(report.Daily) && frequency != string(report.Monthly) {
+		frequency = ""
+	}
+	list, err := h.Reports.List(r.Context(), p, report.ListQuery{Currency: p.Currency, Frequency: frequency, Cursor: query.Get("cursor"), Size: portalPerPage})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	next := ""
+	if list.HasMore {
+		q := url.Values{"currency": {p.Currency}, "cursor": {*list.NextCursor}}
+		if frequency != "" {
+			q.Set("frequency", frequency)
+		}
+		next = "/portal/reports?" + q.Encode()
+	}
+	h.render(w, r, http.StatusOK, "reports", h.page(s, "Reports", map[string]any{"Currencies": currencies, "Currency": p.Currency,
+		"Frequency": frequency, "Reports": list.Records, "Next": next, "LinkMinutes": int(report.LinkTTL / time.Minute)}))
 }
 
 func (h *portalPages) empty(title, text string) sessionHandler {
