@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -99,6 +100,22 @@ func TestPayIDRequestPaid(t *testing.T) {
 		}
 		wantError(t, p.post("/v1/payment_requests/return", m, map[string]any{"id": json.Number(id), "reason": "twice over"}), 409, "INVALID_STATE", "")
 		wantError(t, p.payInto(m, "nobody@nowhere.example", "10.00", ""), 404, "NOT_FOUND", "")
+
+		// A return the payer's bank does not accept in time expires, and the
+		// money comes back to available.
+		late := p.payidRequest(m, map[string]any{"amount": "20.00"})
+		want(t, p.payInto(m, str(late, "request_payid"), "20.00", "SLOW BANK"), 200)
+		p.runDue(m)
+		before := minorUnits(t, p.balanceOf(m, "AUD").Available, "AUD")
+		want(t, p.post("/v1/payment_requests/return", m, map[string]any{"id": json.Number(num(late, "id")), "reason": "refund [sandbox:expire]"}), 200)
+		p.advance(m, 10)
+		if s := p.requestStatus(m, num(late, "id")); s != "return_expired" {
+			t.Errorf("a return the payer's bank let time out: %s, want return_expired", s)
+		}
+		if b := p.balanceOf(m, "AUD"); minorUnits(t, b.Available, "AUD") != before || minorUnits(t, b.Outgoing, "AUD") != 0 {
+			t.Errorf("after the expired return: available %s outgoing %s, want %d back in available", b.Available, b.Outgoing, before)
+		}
+		wantLedgerClean(t, p)
 	})
 }
 
@@ -186,6 +203,19 @@ func TestPayIDRules(t *testing.T) {
 		m := apps["AUD"]
 		soon := p.clockNow(m).Add(14 * time.Minute).Format(time.RFC3339)
 		deep := map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": map[string]any{"e": map[string]any{"f": 1}}}}}}
+		late := p.clockNow(m).Add(31 * 24 * time.Hour).Format(time.RFC3339)
+		var eleven []string
+		for i := range 11 {
+			eleven = append(eleven, fmt.Sprintf("payer%d@example.com", i))
+		}
+		params := merchantParams("AUD")
+		params.Country, params.Timezone = "NZ", "Pacific/Auckland"
+		created, err := p.srv.Merchants.Create(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := created.Accounts[0]
+		nz := creds{MerchantID: created.MerchantID, Currency: "AUD", AccountNumber: a.AccountNumber, AppID: a.AppID, SecretKey: a.SecretKey}
 		for _, tt := range []struct {
 			name  string
 			as    creds
@@ -203,11 +233,16 @@ func TestPayIDRules(t *testing.T) {
 			{"metadata too big", m, map[string]any{"amount": "20", "metadata": map[string]any{"x": strings.Repeat("y", 5000)}}, "VALIDATION_FAILED", "metadata"},
 			{"not an AUD app", apps["USD"], map[string]any{"amount": "20"}, "CURRENCY_NOT_SUPPORTED", ""},
 			{"bad notification URL", m, map[string]any{"amount": "20", "payment_request_notification": map[string]any{"endpoint_url": "ftp://x"}}, "VALIDATION_FAILED", "payment_request_notification.endpoint_url"},
+			{"more than 10 emails", m, map[string]any{"amount": "20", "emails": eleven}, "VALIDATION_FAILED", "emails"},
+			{"expiry over 30 days", m, map[string]any{"amount": "20", "expired_at": late}, "VALIDATION_FAILED", "expired_at"},
+			{"gst for a merchant outside Australia", nz, map[string]any{"amount": "20", "gst": true}, "GST_NOT_ALLOWED", ""},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				wantError(t, p.post("/v1/merchants/create_payment", tt.as, tt.body), 422, tt.code, tt.field)
 			})
 		}
+		// A member of the wrong JSON type is the decoder's 400 (CONTRACT §3), naming it.
+		wantError(t, p.post("/v1/merchants/create_payment", m, map[string]any{"amount": "20", "metadata": []any{1, 2}}), 400, "WRONG_TYPE", "metadata")
 		wantError(t, p.get("/v1/payment_requests/status", m), 422, "VALIDATION_FAILED", "id")
 		wantError(t, p.get("/v1/payment_requests/status?id=abc", m), 422, "VALIDATION_FAILED", "id")
 		wantError(t, p.post("/v1/payment_requests/cancel_payid", m, map[string]any{}), 422, "VALIDATION_FAILED", "id")
@@ -363,4 +398,47 @@ func (l *eventLog) all() []loggedEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]loggedEvent(nil), l.events...)
+}
+
+// TestPayIDLists: the request list filters on created_at by date and pages
+// 20 at a time; the static list pages too.
+func TestPayIDLists(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		first := p.payidRequest(m, map[string]any{"amount": "20.00"})
+		day1 := p.clockNow(m).In(sydney(t)).Format("2006-01-02")
+		p.advance(m, 2*24*3600)
+		for range 21 {
+			p.payidRequest(m, map[string]any{"amount": "20.00"})
+		}
+		list := p.get("/v1/payment_requests?to_date="+day1, m).JSON(t)
+		recs := list["records"].([]any)
+		if num(list, "total") != "1" || len(recs) != 1 || num(recs[0].(map[string]any), "id") != num(first, "id") {
+			t.Errorf("requests created on %s: %v", day1, list)
+		}
+		list = p.get("/v1/payment_requests", m).JSON(t)
+		if num(list, "total") != "22" || len(list["records"].([]any)) != 20 || num(list, "total_page") != "2" {
+			t.Errorf("first page: total %v, %d records, %v pages", list["total"], len(list["records"].([]any)), list["total_page"])
+		}
+		if page2 := p.get("/v1/payment_requests?page=2", m).JSON(t); len(page2["records"].([]any)) != 2 {
+			t.Errorf("second page: %d records", len(page2["records"].([]any)))
+		}
+		wantError(t, p.get("/v1/payment_requests?from_date=yesterday", m), 422, "VALIDATION_FAILED", "from_date")
+		for i := range 3 {
+			want(t, p.post("/v1/customers/create_static_open_payid", m, map[string]any{"name": "Payer", "email": fmt.Sprintf("p%d@example.com", i), "external_id": fmt.Sprintf("cus-%d", i)}), 201)
+		}
+		statics := p.get("/v1/customers/get_static_open_payids?per_page=2&page=2", m).JSON(t)
+		if num(statics, "total") != "3" || len(statics["records"].([]any)) != 1 {
+			t.Errorf("static PayIDs page 2 of 2: %v", statics)
+		}
+	})
+}
+
+func sydney(t *testing.T) *time.Location {
+	loc, err := time.LoadLocation("Australia/Sydney")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
