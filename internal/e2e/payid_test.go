@@ -412,8 +412,10 @@ func TestPayIDLists(t *testing.T) {
 		for range 21 {
 			p.payidRequest(m, map[string]any{"amount": "20.00"})
 		}
-		list := p.get("/v1/payment_requests?to_date="+day1, m).JSON(t)
-		recs := list["records"].([]any)
+		r := p.get("/v1/payment_requests?to_date="+day1, m)
+		want(t, r, 200)
+		list := r.JSON(t)
+		recs, _ := list["records"].([]any)
 		if num(list, "total") != "1" || len(recs) != 1 || num(recs[0].(map[string]any), "id") != num(first, "id") {
 			t.Errorf("requests created on %s: %v", day1, list)
 		}

@@ -387,8 +387,8 @@ type ListQuery struct {
 
 // List is a page of the merchant's requests, newest first, and the count of all that match.
 func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) ([]PaymentRequest, int, error) {
-	where := `merchant_id = $1 AND ($2 = 0 OR created_at >= $2) AND ($3 = 0 OR created_at < $3)`
-	from, to := int64(0), int64(0)
+	where := `merchant_id = $1 AND created_at >= $2 AND created_at < $3`
+	from, to := int64(0), int64(1)<<62
 	if !q.From.IsZero() {
 		from = q.From.UnixMilli()
 	}
