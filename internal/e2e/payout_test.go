@@ -113,6 +113,8 @@ func TestPayoutFlowPerMethod(t *testing.T) {
 			map[string]any{"account_number": "000000000", "account_name": "Nobody", "description": "Invoice 8", "type": "corporate", "swift_code": "BKKBTHBK"}, "9490.00"},
 		{"USD", "us_bank_usd", "1000", "100", map[string]any{"swift_code": "CHASUS33", "account_number": "123456789", "account_name": "Jane Doe", "address": "1 Main St, New York"},
 			map[string]any{"swift_code": "CHASUS33", "account_number": "000000000", "account_name": "Nobody", "address": "2 Main St"}, "885.00"},
+		{"JPY", "jp_bank_jpy", "100000", "10000", jpyOK, with(jpyOK, map[string]any{"account_number": "0000000"}), "89750"},
+		{"VND", "vn_bank_vnd", "1000000", "100000", vndOK, with(vndOK, map[string]any{"account_number": "000000000"}), "899500"},
 		// IDR, KRW and UGX have no bank directory: their bank codes are checked by shape.
 		{"IDR", "id_bank_idr", "1000000", "100000", map[string]any{"bank_code": "BMRIIDJA", "account_number": "1234567890", "account_name": "Budi"},
 			map[string]any{"bank_code": "BMRIIDJA", "account_number": "000000000", "account_name": "Nobody"}, "896000.00"},

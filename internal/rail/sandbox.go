@@ -17,8 +17,9 @@ const jobSandboxOutcome = "rail.sandbox.outcome"
 
 // Sandbox is the simulated network of the sandbox (CONTRACT §5): every
 // transfer completes Delay after its submission on the merchant's clock,
-// except one to account_number 000000000 or to a pay_id beginning with
-// "fail", which fails with a reason. Submissions are kept in
+// except one to an account number of zeros only (000000000; 0000000 where
+// accounts have 7 digits, as in Japan) or to a pay_id beginning with "fail",
+// which fails with a reason. Submissions are kept in
 // rail_submissions, one row per Key, counting repeats, so a test can see that
 // each transfer reached the network exactly once.
 type Sandbox struct {
@@ -106,8 +107,8 @@ func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, j job.Job) error {
 // SandboxFailure is why the sandbox network refuses a transfer to params, or
 // "" when it pays it.
 func SandboxFailure(params map[string]any) string {
-	if n, _ := params["account_number"].(string); n == "000000000" {
-		return "the recipient's bank refused the transfer: account 000000000 does not exist"
+	if n, _ := params["account_number"].(string); len(n) >= 7 && strings.Trim(n, "0") == "" {
+		return "the recipient's bank refused the transfer: account " + n + " does not exist"
 	}
 	if id, _ := params["pay_id"].(string); strings.HasPrefix(strings.ToLower(id), "fail") {
 		return "the PayID is not registered with any bank"
