@@ -105,6 +105,22 @@ func (p *payd) merchant(currencies ...string) map[string]creds {
 	return out
 }
 
+// merchantIn is merchant with the merchant's time zone zone.
+func (p *payd) merchantIn(zone string, currencies ...string) map[string]creds {
+	p.t.Helper()
+	params := merchantParams(currencies...)
+	params.Timezone = zone
+	c, err := p.srv.Merchants.Create(context.Background(), params)
+	if err != nil {
+		p.t.Fatalf("create merchant: %v", err)
+	}
+	out := map[string]creds{}
+	for _, a := range c.Accounts {
+		out[a.Currency] = creds{MerchantID: c.MerchantID, Currency: a.Currency, AccountNumber: a.AccountNumber, AppID: a.AppID, SecretKey: a.SecretKey}
+	}
+	return out
+}
+
 // merchantParams describes a test merchant (AU, Australia/Sydney) with the currencies.
 func merchantParams(currencies ...string) merchant.CreateParams {
 	return merchant.CreateParams{Name: "Test Merchant", Country: "AU", Timezone: "Australia/Sydney", Currencies: currencies}

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/ledger"
+	"payd/internal/server"
+	"payd/internal/store/storetest"
 )
 
 var audBank = map[string]any{"bank_name": "Westpac", "bsb": "062000", "account_number": "12345678", "account_name": "Shop Pty Ltd"}
@@ -187,43 +190,99 @@ func TestSettlementFundingCheck(t *testing.T) {
 // local midnight; days missed while the clock jumped ahead settle once.
 func TestSettlementEndOfDay(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, p *payd) {
-		m := p.merchant("AUD")["AUD"]
-		sydney, _ := time.LoadLocation("Australia/Sydney")
-		setClock := func(at time.Time) {
-			want(t, p.post("/v2/sandbox/clock", m, map[string]any{"now": at.Format(time.RFC3339)}), 200)
+	for _, tt := range []struct {
+		name, zone string
+		// days are three consecutive local dates, the middle one a DST change in Sydney.
+		year  int
+		month time.Month
+		day   int
+	}{
+		{"Sydney, daylight saving starts", "Australia/Sydney", 2026, time.October, 3},
+		{"Sydney, daylight saving ends", "Australia/Sydney", 2027, time.April, 3},
+		{"Tokyo", "Asia/Tokyo", 2027, time.April, 3},
+	} {
+		loc, err := time.LoadLocation(tt.zone)
+		if err != nil {
+			t.Fatal(err)
 		}
-		setClock(time.Date(2027, 4, 2, 12, 0, 0, 0, sydney))
-		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "end_of_day", "external_bank_account": audBank}}), 200)
-		for _, day := range []int{2, 3, 4} {
-			p.fund(m, "100")
-			setClock(time.Date(2027, 4, day, 23, 59, 0, 0, sydney))
-			if n := len(p.settlements(m)); n != day-2 {
-				t.Errorf("a minute before the end of April %d: %d settlements, want %d", day, n, day-2)
-			}
-			setClock(time.Date(2027, 4, day+1, 0, 0, 1, 0, sydney))
+		// The deployment's clock starts a day before the first date (a test
+		// clock only moves forward, and these dates may be past).
+		shift := func(c *server.Config) {
+			c.Clock = clock.Offset(clock.Real{}, time.Until(time.Date(tt.year, tt.month, tt.day-1, 12, 0, 0, 0, loc)))
 		}
-		got := p.settlements(m)
-		var refs []string
-		for _, s := range got {
-			refs = append(refs, str(s, "reference"))
-			created, err := time.Parse(time.RFC3339, str(s, "created_at"))
-			if err != nil || created.In(sydney).Hour() != 0 || created.In(sydney).Minute() != 0 {
-				t.Errorf("settlement of %s made at %v, want local midnight", str(s, "reference"), created.In(sydney))
-			}
+		t.Run(tt.name, func(t *testing.T) {
+			each(t, func(t *testing.T, p *payd) {
+				m := p.merchantIn(tt.zone, "AUD")["AUD"]
+				setClock := func(at time.Time) {
+					want(t, p.post("/v2/sandbox/clock", m, map[string]any{"now": at.Format(time.RFC3339)}), 200)
+				}
+				first := time.Date(tt.year, tt.month, tt.day, 12, 0, 0, 0, loc)
+				setClock(first)
+				want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "end_of_day", "external_bank_account": audBank}}), 200)
+				var wantRefs []string
+				for i := range 3 {
+					day := first.AddDate(0, 0, i)
+					wantRefs = append(wantRefs, day.Format("2006-01-02"))
+					p.fund(m, "100")
+					setClock(time.Date(day.Year(), day.Month(), day.Day(), 23, 59, 0, 0, loc))
+					if n := len(p.settlements(m)); n != i {
+						t.Errorf("a minute before the end of %s: %d settlements, want %d", day.Format("2006-01-02"), n, i)
+					}
+					setClock(time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 1, 0, loc))
+				}
+				var refs []string
+				for _, s := range p.settlements(m) {
+					refs = append(refs, str(s, "reference"))
+					created, err := time.Parse(time.RFC3339, str(s, "created_at"))
+					if err != nil || created.In(loc).Hour() != 0 || created.In(loc).Minute() != 0 {
+						t.Errorf("settlement of %s made at %v, want local midnight", str(s, "reference"), created.In(loc))
+					}
+				}
+				slices.Sort(refs)
+				if !slices.Equal(refs, wantRefs) {
+					t.Errorf("end-of-day settlements %v, want one for each of %v", refs, wantRefs)
+				}
+				// Three days pass at once: the money settles once.
+				p.fund(m, "100")
+				later := first.AddDate(0, 0, 6)
+				setClock(time.Date(later.Year(), later.Month(), later.Day(), 9, 0, 0, 0, loc))
+				if n := len(p.settlements(m)); n != 4 {
+					t.Errorf("after three missed days: %d settlements, want 4", n)
+				}
+				p.advance(m, 10)
+				wantLedgerClean(t, p)
+			}, shift)
+		})
+	}
+}
+
+// TestSettlementAfterDowntime: the ends of days that pass while no payd
+// runs settle once, when the next process starts, however many start.
+func TestSettlementAfterDowntime(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		var m creds
+		t.Run("before the downtime", func(t *testing.T) {
+			a := start(t, dsn)
+			m = a.merchant("AUD")["AUD"]
+			want(t, a.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "end_of_day", "external_bank_account": audBank}}), 200)
+			a.fund(m, "100")
+		})
+		later := func(c *server.Config) { c.Clock = clock.Offset(clock.Real{}, 50*time.Hour) }
+		b := start(t, dsn, later)
+		b.runDue(m)
+		c := start(t, dsn, later)
+		c.runDue(m)
+		b.runDue(m)
+		got := c.settlements(m)
+		if len(got) != 1 {
+			t.Fatalf("after two missed day ends and two starts: %d settlements, want 1 (the money of the first day; nothing came after)", len(got))
 		}
-		slices.Sort(refs)
-		if want := []string{"2027-04-02", "2027-04-03", "2027-04-04"}; !slices.Equal(refs, want) {
-			t.Errorf("end-of-day settlements %v, want one for each of %v", refs, want)
+		c.advance(m, 10)
+		if b := c.balanceOf(m, "AUD"); minorUnits(t, b.Available, "AUD") != 0 || minorUnits(t, b.Outgoing, "AUD") != 0 {
+			t.Errorf("after the settlement: %+v", b)
 		}
-		// Three days pass at once (payd was down): the money settles once.
-		p.fund(m, "100")
-		setClock(time.Date(2027, 4, 8, 9, 0, 0, 0, sydney))
-		if n := len(p.settlements(m)); n != 4 {
-			t.Errorf("after three missed days: %d settlements, want 4", n)
-		}
-		p.advance(m, 10)
-		wantLedgerClean(t, p)
+		wantLedgerClean(t, c)
 	})
 }
 
