@@ -128,7 +128,10 @@ func (s *Service) validate(r *Request) (int64, error) {
 	case !textOK(r.OrderID, maxOrderIDLen):
 		f.Add("order_id", fmt.Sprintf("must be at most %d characters without control characters", maxOrderIDLen))
 	}
-	c, _ := money.Lookup(Currency)
+	c, err := money.Lookup(Currency)
+	if err != nil {
+		return 0, err
+	}
 	amount, _, err := money.ParseField("amount", r.Amount, c)
 	if err != nil {
 		if e, ok := fault.As(err); ok && e.Code == fault.CodeAmountOutOfRange {

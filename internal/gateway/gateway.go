@@ -138,6 +138,7 @@ type row struct {
 	merchantID                       string
 	accountID                        int64
 	orderID, currency                string
+	cur                              money.Currency
 	amount                           int64
 	description, orderSuccessURL     string
 	endpointURL, authorizationHeader string
@@ -162,7 +163,13 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	err := sc.Scan(&r.id, &r.merchantID, &r.accountID, &r.orderID, &r.currency, &r.amount, &r.description, &r.orderSuccessURL,
 		&r.endpointURL, &r.authorizationHeader, &r.orderDetails, &r.status, &r.paidWith, &r.cardBrand, &r.cardLast4,
 		&r.failureReason, &r.attempts, &r.balanceID, &r.paymentRequestID, &r.expiredAt, &r.paidAt, &r.createdAt, &r.updatedAt)
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	if r.cur, err = money.Lookup(r.currency); err != nil {
+		return r, fmt.Errorf("gateway payment %d: %w", r.id, err)
+	}
+	return r, nil
 }
 
 func (r row) target() webhook.Target {
@@ -170,7 +177,7 @@ func (r row) target() webhook.Target {
 }
 
 func (s *Service) view(r row) Payment {
-	c, _ := money.Lookup(r.currency)
+	c := r.cur
 	p := Payment{
 		PaymentID: r.id, OrderID: r.orderID, Status: r.status, Amount: money.StringOf(r.amount, c), Currency: r.currency,
 		Description: r.description, RedirectURL: s.CheckoutURL(r.id), OrderSuccessURL: r.orderSuccessURL,

@@ -83,6 +83,7 @@ type RedirectURL struct {
 // linkRow is a payin link as stored.
 type linkRow struct {
 	uuid, merchantID, method, currency  string
+	cur                                 money.Currency
 	accountID, amount                   int64
 	description, successURL, failureURL string
 	endpointURL, authorizationHeader    string
@@ -104,7 +105,13 @@ func scanLink(sc interface{ Scan(...any) error }) (linkRow, error) {
 	err := sc.Scan(&r.uuid, &r.merchantID, &r.accountID, &r.method, &r.currency, &r.amount, &r.description, &r.successURL,
 		&r.failureURL, &r.endpointURL, &r.authorizationHeader, &r.metaData, &r.status, &r.cardBrand, &r.cardLast4,
 		&r.failureReason, &r.attempts, &r.balanceID, &r.expiresAt, &r.paidAt, &r.createdAt, &r.updatedAt)
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	if r.cur, err = money.Lookup(r.currency); err != nil {
+		return r, fmt.Errorf("payin link %s: %w", r.uuid, err)
+	}
+	return r, nil
 }
 
 func (r linkRow) target() webhook.Target {
@@ -112,7 +119,7 @@ func (r linkRow) target() webhook.Target {
 }
 
 func (s *Service) linkView(r linkRow) Link {
-	c, _ := money.Lookup(r.currency)
+	c := r.cur
 	l := Link{
 		UUID: r.uuid, Status: r.status, Amount: money.StringOf(r.amount, c), Currency: r.currency, PayinMethodCode: r.method,
 		Description: r.description, RedirectURL: RedirectURL{Success: r.successURL, Failure: r.failureURL},

@@ -99,7 +99,7 @@ func frameAncestors(success string, listed []string) []string {
 // merchant's Bakong account (in the sandbox, one named after the merchant
 // id), with the link's uuid as bill number, valid until the link expires.
 func khqrOf(r linkRow, merchantName string) (string, error) {
-	c, _ := money.Lookup(r.currency)
+	c := r.cur
 	id := strings.ToLower(r.merchantID)
 	return qr.KHQR(qr.KHQRParams{
 		BakongAccountID: "payd_" + id + "@payd", MerchantID: "PAYD" + strings.ToUpper(id), AcquiringBank: "payd sandbox",

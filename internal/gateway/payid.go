@@ -58,7 +58,7 @@ func (s *Service) OfferPayID(ctx context.Context, c Checkout) (*PayIDOffer, erro
 				return &PayIDOffer{PayID: pr.RequestPayID, RequestID: pr.ID}, nil
 			}
 		}
-		cur, _ := money.Lookup(r.currency)
+		cur := r.cur
 		pr, err := s.payids.Create(ctx, tx, p, payid.CreateRequest{
 			Amount: money.Input(money.Format(r.amount, cur)), Description: "Checkout order " + r.orderID,
 			ExternalID: "gateway:" + strconv.FormatInt(r.id, 10), ExpiredAt: clock.Input{T: clock.FromMillis(r.expiredAt), Set: true}})
