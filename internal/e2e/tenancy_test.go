@@ -123,7 +123,10 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	gw := p.gatewayCreate(str(tok.JSON(t), "access_token"), gatewayOrder(a.gatewayOrderID, "20.00", "https://shop.example/thanks", "https://shop.example/hooks"))
 	want(t, gw, 200)
 	a.gatewayPaymentID = num(gw.JSON(t), "payment_id")
-	link := p.newLink(apps["NZD"], linkBody("nz_card_nzd", "NZD", "20.00", "https://shop.example/paid", "", "https://shop.example/hooks"))
+	// The link's events go to a receiver that answers at once: a failing
+	// endpoint would retry while B looks, and write attempts of A's then.
+	linkHooks := newHookReceiver(t, true)
+	link := p.newLink(apps["NZD"], linkBody("nz_card_nzd", "NZD", "20.00", "https://shop.example/paid", "", linkHooks.URL))
 	a.payinLink = str(link, "uuid")
 	_, _, linkCSRF := linkPage(t, str(link, "payment_link_url"))
 	for _, outcome := range []string{"decline", "pay"} {
