@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,10 +25,30 @@ import (
 // itself: it would wait for a writer (or lane) that is waiting for it.
 // On PostgreSQL, transactions run in parallel on the pool unless their
 // context names a lane (WithLane), which callers use for work that contends
-// on the same rows, such as receipts into one account.
+// on the same rows, such as receipts into one account, and for every
+// authenticated write. The lanes named map onto a few shared ones
+// (pgLanes), so that one merchant's writes never contend across lanes while
+// different merchants' writes share commits.
 
-// maxBatch bounds the transactions of one group commit.
+// maxBatch bounds the transactions of one group commit on SQLite.
 const maxBatch = 64
+
+// maxBatchPostgres bounds them on PostgreSQL: each transaction's savepoint
+// (and a job run's own) is a subtransaction, and a transaction with more
+// than 64 of them overflows PostgreSQL's per-backend subtransaction cache,
+// which slows every other backend's visibility checks.
+const maxBatchPostgres = 32
+
+// pgLanes is how many lanes PostgreSQL's lane names share.
+const pgLanes = 4
+
+// batchLimit is the largest group commit on db.
+func (db *DB) batchLimit() int {
+	if db.dialect == Postgres {
+		return maxBatchPostgres
+	}
+	return maxBatch
+}
 
 // laneIdle is how long a lane's goroutine waits for work before it exits.
 var laneIdle atomic.Int64 // nanoseconds; 2 s unless a test shortens it
@@ -81,8 +102,13 @@ func (db *DB) laneFor(ctx context.Context) (string, bool) {
 	if db.dialect == SQLite {
 		return "sqlite", true
 	}
-	lane, ok := ctx.Value(laneKey{}).(string)
-	return lane, ok && lane != ""
+	lane := LaneOf(ctx)
+	if lane == "" {
+		return "", false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(lane))
+	return "pg" + strconv.Itoa(int(h.Sum32()%pgLanes)), true
 }
 
 // submit queues run on lane and waits for its group commit.
@@ -91,7 +117,7 @@ func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) e
 	db.lanes.mu.Lock()
 	l, ok := db.lanes.queue[name]
 	if !ok {
-		l = &lane{q: make(chan *batchItem, maxBatch)}
+		l = &lane{q: make(chan *batchItem, db.batchLimit())}
 		db.lanes.queue[name] = l
 		go db.runLane(name, l)
 	}
@@ -147,7 +173,7 @@ func (db *DB) runLane(name string, l *lane) {
 		}
 		batch := []*batchItem{first}
 	drain:
-		for len(batch) < maxBatch {
+		for len(batch) < db.batchLimit() {
 			select {
 			case it := <-l.q:
 				batch = append(batch, it)
