@@ -146,12 +146,6 @@ type route struct {
 	merchantLane bool
 }
 
-// isWrite reports whether method changes state: an authenticated write
-// runs in its merchant's lane (group commit, see store.WithLane).
-func isWrite(method string) bool {
-	return method == http.MethodPost || method == http.MethodPut || method == http.MethodDelete || method == http.MethodPatch
-}
-
 // formPart is one part of a multipart/form-data body.
 type formPart struct {
 	name, doc string
@@ -177,7 +171,7 @@ func (a *API) add(rt route) {
 		rt.maxBody = maxJSONBodyBytes
 	}
 	h := rt.handle
-	if rt.merchantLane || (rt.auth != authNone && isWrite(rt.method)) {
+	if rt.merchantLane {
 		inner := h
 		h = func(w http.ResponseWriter, r *http.Request) {
 			lane := store.WithLane(r.Context(), store.MerchantLane(principal(r).MerchantID))

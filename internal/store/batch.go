@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,30 +24,10 @@ import (
 // itself: it would wait for a writer (or lane) that is waiting for it.
 // On PostgreSQL, transactions run in parallel on the pool unless their
 // context names a lane (WithLane), which callers use for work that contends
-// on the same rows, such as receipts into one account, and for every
-// authenticated write. The lanes named map onto a few shared ones
-// (pgLanes), so that one merchant's writes never contend across lanes while
-// different merchants' writes share commits.
+// on the same rows, such as receipts into one account.
 
-// maxBatch bounds the transactions of one group commit on SQLite.
+// maxBatch bounds the transactions of one group commit.
 const maxBatch = 64
-
-// maxBatchPostgres bounds them on PostgreSQL: each transaction's savepoint
-// (and a job run's own) is a subtransaction, and a transaction with more
-// than 64 of them overflows PostgreSQL's per-backend subtransaction cache,
-// which slows every other backend's visibility checks.
-const maxBatchPostgres = 32
-
-// pgLanes is how many lanes PostgreSQL's lane names share.
-const pgLanes = 4
-
-// batchLimit is the largest group commit on db.
-func (db *DB) batchLimit() int {
-	if db.dialect == Postgres {
-		return maxBatchPostgres
-	}
-	return maxBatch
-}
 
 // laneIdle is how long a lane's goroutine waits for work before it exits.
 var laneIdle atomic.Int64 // nanoseconds; 2 s unless a test shortens it
@@ -102,13 +81,8 @@ func (db *DB) laneFor(ctx context.Context) (string, bool) {
 	if db.dialect == SQLite {
 		return "sqlite", true
 	}
-	lane := LaneOf(ctx)
-	if lane == "" {
-		return "", false
-	}
-	h := fnv.New32a()
-	h.Write([]byte(lane))
-	return "pg" + strconv.Itoa(int(h.Sum32()%pgLanes)), true
+	lane, ok := ctx.Value(laneKey{}).(string)
+	return lane, ok && lane != ""
 }
 
 // submit queues run on lane and waits for its group commit.
@@ -117,7 +91,7 @@ func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) e
 	db.lanes.mu.Lock()
 	l, ok := db.lanes.queue[name]
 	if !ok {
-		l = &lane{q: make(chan *batchItem, db.batchLimit())}
+		l = &lane{q: make(chan *batchItem, maxBatch)}
 		db.lanes.queue[name] = l
 		go db.runLane(name, l)
 	}
@@ -173,7 +147,7 @@ func (db *DB) runLane(name string, l *lane) {
 		}
 		batch := []*batchItem{first}
 	drain:
-		for len(batch) < db.batchLimit() {
+		for len(batch) < maxBatch {
 			select {
 			case it := <-l.q:
 				batch = append(batch, it)

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // MaxIDTries exposes the retry bound of InsertUnique to the external tests.
 const MaxIDTries = maxIDTries
@@ -13,6 +10,3 @@ func SetLaneIdle(d time.Duration) func() {
 	old := laneIdle.Swap(int64(d))
 	return func() { laneIdle.Store(old) }
 }
-
-// LaneFor exposes the lane a transaction under ctx goes through.
-func LaneFor(db *DB, ctx context.Context) (string, bool) { return db.laneFor(ctx) }

@@ -264,31 +264,3 @@ func TestLaneChurnNeverStrandsATransaction(t *testing.T) {
 		}
 	})
 }
-
-// TestMerchantLanesShareFewLanes checks how lane names map onto lanes: on
-// SQLite every write is in its one lane; on PostgreSQL a merchant's writes
-// always go through the same lane, many merchants share a handful of lanes
-// (and so their commits), and a context without a lane runs alone.
-func TestMerchantLanesShareFewLanes(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		_, laned := store.LaneFor(db, ctx)
-		if want := db.Dialect() == store.SQLite; laned != want {
-			t.Errorf("no lane named: laned = %v, want %v", laned, want)
-		}
-		used := map[string]bool{}
-		for i := range 200 {
-			merchantCtx := store.WithLane(ctx, store.MerchantLane(fmt.Sprintf("M%07d", i)))
-			first, ok := store.LaneFor(db, merchantCtx)
-			again, _ := store.LaneFor(db, merchantCtx)
-			if !ok || first != again {
-				t.Fatalf("merchant %d: lanes %q then %q (ok %v), want one lane", i, first, again, ok)
-			}
-			used[first] = true
-		}
-		if len(used) < 1 || len(used) > 4 {
-			t.Errorf("200 merchants use %d lanes, want 1 to 4", len(used))
-		}
-	})
-}
