@@ -175,7 +175,7 @@ func (a *API) add(rt route) {
 	if rt.merchantLane {
 		inner := h
 		h = func(w http.ResponseWriter, r *http.Request) {
-			lane := store.WithLane(r.Context(), "merchant:"+principal(r).MerchantID)
+			lane := store.WithLane(r.Context(), store.MerchantLane(principal(r).MerchantID))
 			inner(w, r.WithContext(lane))
 		}
 	}

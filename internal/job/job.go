@@ -11,11 +11,13 @@ package job
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +51,17 @@ type Queue struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler
 	wake     chan struct{}
+	// laneMu guards laneCtx and laneRuns: laneCtx is the context of Run
+	// while it works the queue (nil otherwise), under which jobs enqueued
+	// with a Lane run at once after their commit.
+	laneMu   sync.Mutex
+	laneCtx  context.Context
+	laneRuns sync.WaitGroup
+	// laneHeld are the jobs about to run in their lane, which this
+	// process's workers leave alone (PostgreSQL only), with when they were
+	// enqueued: a job whose transaction rolled back never runs, so an entry
+	// older than maxLaneHold is forgotten.
+	laneHeld map[int64]time.Time
 	// PollInterval is how often idle workers look for jobs enqueued by other
 	// processes or that became due (a local enqueue wakes them at once).
 	PollInterval time.Duration
@@ -60,7 +73,7 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 		observe = func(string, string, time.Duration) {}
 	}
 	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
-		wake: make(chan struct{}, 1), PollInterval: 250 * time.Millisecond}
+		wake: make(chan struct{}, 1), laneHeld: map[int64]time.Time{}, PollInterval: 250 * time.Millisecond}
 }
 
 // Handle registers the handler of a job kind.
@@ -88,6 +101,13 @@ type Options struct {
 	UniqueKey string
 	// MaxAttempts bounds retries (default 25).
 	MaxAttempts int
+	// Lane, for a job due now, runs it right after the enqueuing transaction
+	// commits, in that store lane (store.WithLane) on PostgreSQL: work on the
+	// same rows as the enqueuer (a receipt's clearing, on the merchant's
+	// balance) is group-committed with it instead of alternating with
+	// unlaned job batches. The job stays in the queue until that run
+	// commits, so after a crash the workers (or RunDue) run it, once.
+	Lane string
 }
 
 const defaultMaxAttempts = 25
@@ -105,14 +125,88 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	if opt.MaxAttempts <= 0 {
 		opt.MaxAttempts = defaultMaxAttempts
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO jobs (kind, clock_of, payload, run_at, max_attempts, state, unique_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (unique_key) DO NOTHING`,
-		kind, nullable(opt.ClockOf), string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli())
-	if err != nil {
+	const insert = `INSERT INTO jobs (kind, clock_of, payload, run_at, max_attempts, state, unique_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (unique_key) DO NOTHING`
+	args := []any{kind, nullable(opt.ClockOf), string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
+	if opt.Lane == "" || tx.DB().Dialect() != store.Postgres {
+		if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
+			return fmt.Errorf("enqueue %s: %w", kind, err)
+		}
+		tx.AfterCommit(q.Wake)
+		return nil
+	}
+	var id int64
+	switch err := tx.QueryRowContext(ctx, insert+` RETURNING id`, args...).Scan(&id); {
+	case store.IsNoRows(err):
+		return nil // the unique key's job exists already
+	case err != nil:
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
-	tx.AfterCommit(q.Wake)
+	// Held from now on, so that no worker of this process claims the job
+	// between its commit and its lane run.
+	q.laneMu.Lock()
+	q.laneHeld[id] = time.Now()
+	q.laneMu.Unlock()
+	tx.AfterCommit(func() { q.runInLane(opt.Lane, id) })
 	return nil
+}
+
+// maxLaneHold bounds how long workers leave a job to its lane run.
+const maxLaneHold = 10 * time.Second
+
+// runInLane runs job id at once, in lane, if the queue is being worked
+// (Run); otherwise, or if it cannot, the workers find the job as usual.
+func (q *Queue) runInLane(lane string, id int64) {
+	q.laneMu.Lock()
+	defer q.laneMu.Unlock()
+	if q.laneCtx == nil {
+		delete(q.laneHeld, id)
+		q.Wake()
+		return
+	}
+	ctx := store.WithLane(q.laneCtx, lane)
+	q.laneRuns.Go(func() {
+		defer func() {
+			q.laneMu.Lock()
+			delete(q.laneHeld, id)
+			q.laneMu.Unlock()
+		}()
+		n, err := q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claimOne(ctx, tx, id) })
+		if err != nil && ctx.Err() == nil {
+			q.log.Error("job queue", "job_id", id, "lane", lane, "err", err)
+		}
+		if err != nil || n == 0 {
+			q.Wake() // a worker may have held it a moment: it is theirs now
+		}
+	})
+}
+
+// heldForLanes lists the jobs that are about to run in their lane.
+func (q *Queue) heldForLanes() []int64 {
+	q.laneMu.Lock()
+	defer q.laneMu.Unlock()
+	ids := make([]int64, 0, len(q.laneHeld))
+	for id, since := range q.laneHeld {
+		if time.Since(since) > maxLaneHold {
+			delete(q.laneHeld, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// claimOne locks job id if it is due and still waiting for its first run (a
+// worker may have run it, or be running it, already).
+func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, id int64) ([]Job, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
+		WHERE j.id = $1 AND j.state = 'available' AND j.attempts = 0
+		  AND j.run_at <= $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`+q.db.SkipLocked("j"),
+		id, q.clock.Now().UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("claim job %d: %w", id, err)
+	}
+	return scanJobs(rows)
 }
 
 func nullable(s string) any {
@@ -133,11 +227,18 @@ func (q *Queue) Wake() {
 // Run works the queue with n workers until ctx is done. A job that is running
 // when ctx ends is rolled back and stays in the queue for the next process.
 func (q *Queue) Run(ctx context.Context, n int) {
+	q.laneMu.Lock()
+	q.laneCtx = ctx
+	q.laneMu.Unlock()
 	var wg sync.WaitGroup
 	for range max(1, n) {
 		wg.Go(func() { q.worker(ctx) })
 	}
 	wg.Wait()
+	q.laneMu.Lock()
+	q.laneCtx = nil
+	q.laneMu.Unlock()
+	q.laneRuns.Wait()
 }
 
 func (q *Queue) worker(ctx context.Context) {
@@ -197,6 +298,12 @@ func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, e
 	if err != nil || probe == 0 {
 		return 0, err
 	}
+	return q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claim(ctx, tx, now, bound, clockOf, limit) })
+}
+
+// runJobs runs the jobs that claim locks, in one transaction, and returns
+// how many it claimed.
+func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, error)) (int, error) {
 	type ran struct {
 		job     Job
 		outcome string
@@ -205,9 +312,9 @@ func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, e
 	var results []ran
 	claimed := 0
 	started := q.clock.Now()
-	err = q.db.Exec(ctx, func(tx *store.Tx) error {
+	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		results = results[:0]
-		jobs, err := q.claim(ctx, tx, now, bound, clockOf, limit)
+		jobs, err := claim(tx)
 		if err != nil {
 			return err
 		}
@@ -271,12 +378,30 @@ const claimBatch = 16
 
 // claim locks up to limit due jobs (of merchant clockOf only, when given).
 func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string, limit int) ([]Job, error) {
+	args := []any{now, clockOf, bound, limit}
+	notHeld := ""
+	if held := q.heldForLanes(); len(held) > 0 {
+		notHeld = ` AND j.id <> ALL($5::bigint[])`
+		args = append(args, held)
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
-		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)
-		ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), now, clockOf, bound, limit)
+		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
+		ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, err
+	}
+	// A job enqueued while the query was sent may be held for its lane run
+	// now: it is left alone (its lock goes with this transaction).
+	held := q.heldForLanes()
+	return slices.DeleteFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }), nil
+}
+
+// scanJobs reads claimed jobs, counting this run among their attempts.
+func scanJobs(rows *sql.Rows) ([]Job, error) {
 	defer rows.Close()
 	var out []Job
 	for rows.Next() {

@@ -88,15 +88,25 @@ type Entry struct {
 }
 
 // Post writes e: it locks the buckets in a fixed order (account id, then
-// bucket name), applies each leg with a conditional update that refuses to
-// overdraw, and appends the journal entry and its postings. On
-// INSUFFICIENT_FUNDS nothing is written (the caller's transaction must be
-// rolled back, which returning the error does).
+// bucket name), applies each leg only if it does not overdraw, and appends
+// the journal entry and its postings. On INSUFFICIENT_FUNDS nothing is
+// written (the caller's transaction must be rolled back, which returning the
+// error does). On PostgreSQL all of it is one statement (one round trip,
+// however many legs); on SQLite, whose single writer makes round trips
+// cheap, each leg is its own conditional update.
 func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 	legs, err := normalise(e.Legs)
 	if err != nil {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
+	if tx.DB().Dialect() == store.Postgres {
+		return postPostgres(ctx, tx, e, legs)
+	}
+	return postEach(ctx, tx, e, legs)
+}
+
+// postEach is Post as one statement per leg, then the entry, then its postings.
+func postEach(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, error) {
 	type applied struct {
 		bucketID  int64
 		amount    int64

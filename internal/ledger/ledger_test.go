@@ -432,3 +432,55 @@ func TestPostBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestPostIsOneStatementOnPostgres checks that a post, accepted or refused
+// and however many legs it has, costs one round trip on PostgreSQL.
+func TestPostIsOneStatementOnPostgres(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		legs    func(a, b int64) []ledger.Leg
+		wantErr string
+	}{
+		{"two legs", func(a, b int64) []ledger.Leg {
+			return []ledger.Leg{{Account: a, Bucket: ledger.External, Amount: -100}, {Account: a, Bucket: ledger.Available, Amount: 100}}
+		}, ""},
+		{"four legs on two accounts", func(a, b int64) []ledger.Leg {
+			return []ledger.Leg{
+				{Account: a, Bucket: ledger.External, Amount: -100}, {Account: a, Bucket: ledger.Available, Amount: 90},
+				{Account: a, Bucket: ledger.Fees, Amount: 5}, {Account: b, Bucket: ledger.Available, Amount: 5},
+			}
+		}, ""},
+		{"overdraft refused", func(a, b int64) []ledger.Leg {
+			return []ledger.Leg{{Account: b, Bucket: ledger.Available, Amount: -1000}, {Account: b, Bucket: ledger.External, Amount: 1000}}
+		}, fault.CodeInsufficientFunds},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite posts one statement per leg")
+		}
+		merchant, a := newJPYAccount(t, db)
+		b := newAccount(t, db, newMerchant(t, db), "payments", "JPY")
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				ctx := context.Background()
+				var statements int
+				err := db.Exec(ctx, func(tx *store.Tx) error {
+					before := tx.Statements()
+					_, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: merchant, Currency: "JPY", Kind: "test.move", At: t0, Legs: tt.legs(a, b)})
+					statements = tx.Statements() - before
+					return err
+				})
+				if got := errCode(err); got != tt.wantErr {
+					t.Errorf("Post error = %v (code %q), want code %q", err, got, tt.wantErr)
+				}
+				if statements != 1 {
+					t.Errorf("Post sent %d statements, want 1", statements)
+				}
+			})
+		}
+		if got := verifyChecks(t, db); len(got) != 0 {
+			t.Errorf("Verify found %v, want nothing", got)
+		}
+	})
+}

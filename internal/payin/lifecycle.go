@@ -120,7 +120,10 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 		}}); err != nil {
 		return err
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now}); err != nil {
+	// The clearing moves the same buckets as the receipt: it runs in the
+	// merchant's lane, group-committed with its next receipts.
+	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid},
+		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: store.MerchantLane(r.merchantID)}); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, r, Received, now)

@@ -42,6 +42,16 @@ func WithLane(ctx context.Context, lane string) context.Context {
 	return context.WithValue(ctx, laneKey{}, lane)
 }
 
+// LaneOf returns the lane ctx names (WithLane), or "".
+func LaneOf(ctx context.Context) string {
+	lane, _ := ctx.Value(laneKey{}).(string)
+	return lane
+}
+
+// MerchantLane is the lane of a merchant's writes that contend on its
+// balance rows.
+func MerchantLane(merchantID string) string { return "merchant:" + merchantID }
+
 // batchItem is one transaction waiting for its group commit.
 type batchItem struct {
 	ctx   context.Context

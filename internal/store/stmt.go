@@ -62,6 +62,7 @@ func (db *DB) prepareMissed(ctx context.Context) {
 
 // ExecContext runs a statement in the transaction.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.statements++
 	if st, ok := tx.db.prepared(ctx, query); ok {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -70,6 +71,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 
 // QueryContext runs a query in the transaction.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	tx.statements++
 	if st, ok := tx.db.prepared(ctx, query); ok {
 		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -78,6 +80,7 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs a query that returns at most one row in the transaction.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	tx.statements++
 	if st, ok := tx.db.prepared(ctx, query); ok {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}

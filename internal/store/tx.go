@@ -20,7 +20,14 @@ type Tx struct {
 	*sql.Tx
 	db          *DB
 	afterCommit []func()
+	// statements counts the statements sent in this transaction (by this
+	// caller, in a group commit), for tests that bound round trips.
+	statements int
 }
+
+// Statements reports how many statements this transaction has sent so far
+// through ExecContext, QueryContext and QueryRowContext.
+func (tx *Tx) Statements() int { return tx.statements }
 
 // DB returns the database this transaction belongs to (for its dialect helpers).
 func (tx *Tx) DB() *DB { return tx.db }
