@@ -90,6 +90,7 @@ type Summary struct {
 // stored is a report row without its bytes.
 type stored struct {
 	id, merchantID, currency, fileName, contentType, sha256 string
+	cur                                                     money.Currency
 	accountID, fileSize                                     int64
 	frequency                                               Frequency
 	start, end, createdAt                                   int64
@@ -103,12 +104,18 @@ func scanStored(sc interface{ Scan(...any) error }) (stored, error) {
 	var r stored
 	err := sc.Scan(&r.id, &r.merchantID, &r.currency, &r.fileName, &r.contentType, &r.sha256, &r.accountID, &r.fileSize, &r.frequency,
 		&r.start, &r.end, &r.createdAt, &r.totals.settlementCount, &r.totals.settledAmount, &r.totals.settledFee, &r.totals.closingBalance)
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	if r.cur, err = money.Lookup(r.currency); err != nil {
+		return r, fmt.Errorf("report %s: %w", r.id, err)
+	}
+	return r, nil
 }
 
 // view is r as the API shows it, without a link.
 func (r stored) view() Report {
-	c, _ := money.Lookup(r.currency)
+	c := r.cur
 	end := clock.Time{T: clock.FromMillis(r.end)}
 	return Report{ID: r.id, ReportFrequency: r.frequency, Currency: r.currency, PeriodStart: clock.Time{T: clock.FromMillis(r.start)}, PeriodEnd: end,
 		FileName: r.fileName, FileSize: r.fileSize, ContentType: r.contentType, SHA256: r.sha256, CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)},
