@@ -145,7 +145,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	// Held from now on, so that no worker of this process claims the job
 	// between its commit and its lane run.
 	q.laneMu.Lock()
-	q.laneHeld[id] = time.Now()
+	q.laneHeld[id] = q.clock.Now()
 	q.laneMu.Unlock()
 	tx.AfterCommit(func() { q.runInLane(opt.Lane, id) })
 	return nil
@@ -187,7 +187,7 @@ func (q *Queue) heldForLanes() []int64 {
 	defer q.laneMu.Unlock()
 	ids := make([]int64, 0, len(q.laneHeld))
 	for id, since := range q.laneHeld {
-		if time.Since(since) > maxLaneHold {
+		if q.clock.Now().Sub(since) > maxLaneHold {
 			delete(q.laneHeld, id)
 			continue
 		}
