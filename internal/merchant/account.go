@@ -88,6 +88,25 @@ func AccountByPublicID(ctx context.Context, q store.Querier, merchantID, id stri
 	return a, nil
 }
 
+// AccountsOfKind lists merchantID's accounts of kind, by currency.
+func AccountsOfKind(ctx context.Context, q store.Querier, merchantID string, kind AccountKind) ([]Account, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND kind = $2 ORDER BY currency`,
+		merchantID, string(kind))
+	if err != nil {
+		return nil, fmt.Errorf("%s accounts: %w", kind, err)
+	}
+	defer rows.Close()
+	var out []Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s accounts: %w", kind, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // AccountByCurrency finds merchantID's account of kind in currency.
 func AccountByCurrency(ctx context.Context, q store.Querier, merchantID string, kind AccountKind, currency string) (Account, error) {
 	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,

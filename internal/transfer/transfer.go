@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -348,11 +349,6 @@ func (s *Service) finish(ctx context.Context, tx *store.Tx, t *row, done bool, r
 	default:
 		legs = append(legs, ledger.Leg{Account: t.fromAccountID, Bucket: ledger.External, Amount: t.amount})
 	}
-	if t.toAccountID.Valid {
-		if err := ledger.LockAccount(ctx, tx, t.toAccountID.Int64, t.currency); err != nil {
-			return err
-		}
-	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: t.merchantID, Currency: t.currency, Kind: "transfer." + string(status),
 		RecordID: t.uuid, At: now, Legs: legs}); err != nil {
 		return err
@@ -396,14 +392,24 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, t row, now time.Time) 
 	return err
 }
 
-// locked reads a transfer under its source account's ledger lock, and the merchant's time.
+// locked reads a transfer under the ledger locks of both its accounts,
+// taken in account id order so that transfers in opposite directions (and
+// settlements into the treasury account) cannot deadlock, and the
+// merchant's time.
 func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
 	t, err := s.get(ctx, tx, merchantID, uuid)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	if err := ledger.LockAccount(ctx, tx, t.fromAccountID, t.currency); err != nil {
-		return row{}, time.Time{}, err
+	accounts := []int64{t.fromAccountID}
+	if t.toAccountID.Valid {
+		accounts = append(accounts, t.toAccountID.Int64)
+		slices.Sort(accounts)
+	}
+	for _, id := range accounts {
+		if err := ledger.LockAccount(ctx, tx, id, t.currency); err != nil {
+			return row{}, time.Time{}, err
+		}
 	}
 	if t, err = s.get(ctx, tx, merchantID, uuid); err != nil {
 		return row{}, time.Time{}, err

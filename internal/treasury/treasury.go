@@ -301,30 +301,12 @@ func (s *Service) SandboxReview(ctx context.Context, tx *store.Tx, p merchant.Pr
 
 // List is every treasury account of the merchant.
 func (s *Service) List(ctx context.Context, p merchant.Principal) (List, error) {
-	rows, err := s.db.Read().QueryContext(ctx, `SELECT currency FROM accounts WHERE merchant_id = $1 AND kind = $2 ORDER BY currency`,
-		p.MerchantID, string(merchant.Treasury))
+	accounts, err := merchant.AccountsOfKind(ctx, s.db.Read(), p.MerchantID, merchant.Treasury)
 	if err != nil {
-		return List{}, fmt.Errorf("list treasury accounts: %w", err)
-	}
-	var currencies []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return List{}, fmt.Errorf("list treasury accounts: %w", err)
-		}
-		currencies = append(currencies, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return List{}, fmt.Errorf("list treasury accounts: %w", err)
+		return List{}, err
 	}
 	out := List{Records: []Account{}}
-	for _, c := range currencies {
-		acc, err := merchant.AccountByCurrency(ctx, s.db.Read(), p.MerchantID, merchant.Treasury, c)
-		if err != nil {
-			return List{}, err
-		}
+	for _, acc := range accounts {
 		v, err := s.view(ctx, s.db.Read(), acc)
 		if err != nil {
 			return List{}, err
