@@ -142,6 +142,14 @@ func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFun
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
+		appID := r.Header.Get("app-id")
+		if mode == authTokenHeader {
+			appID = ""
+		}
+		if d, refused := a.limiter.Early(appID, kindOf(r.Method)); refused {
+			a.rateLimited(w, r, d)
+			return
+		}
 		p, err := a.credentials(r, mode)
 		if err != nil {
 			if fault.Is(err, fault.CodeRequireLogin) {
@@ -150,23 +158,36 @@ func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFun
 			a.fail(w, r, err)
 			return
 		}
+		if appID != "" && appID == p.AppID {
+			a.limiter.Remember(appID, p.MerchantID)
+		}
 		d, err := a.limiter.Take(r.Context(), p.MerchantID, kindOf(r.Method))
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		h := w.Header()
-		h.Set("RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
-		h.Set("RateLimit-Remaining", strconv.FormatInt(d.Remaining, 10))
-		h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
 		if !d.Allowed {
-			h.Set("Retry-After", strconv.Itoa(seconds(d.RetryAfter)))
-			a.fail(w, r, fault.New(fault.RateLimited, fault.CodeRateLimited,
-				"this merchant's request rate limit is reached; retry after the Retry-After seconds"))
+			a.rateLimited(w, r, d)
 			return
 		}
+		setRateLimitHeaders(w.Header(), d)
 		next(w, r.WithContext(context.WithValue(r.Context(), keyPrincipal, p)))
 	}
+}
+
+// rateLimited answers a request its merchant's bucket refused: 429 with
+// Retry-After and the RateLimit headers.
+func (a *API) rateLimited(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
+	setRateLimitHeaders(w.Header(), d)
+	w.Header().Set("Retry-After", strconv.Itoa(seconds(d.RetryAfter)))
+	a.fail(w, r, fault.New(fault.RateLimited, fault.CodeRateLimited,
+		"this merchant's request rate limit is reached; retry after the Retry-After seconds"))
+}
+
+func setRateLimitHeaders(h http.Header, d ratelimit.Decision) {
+	h.Set("RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
+	h.Set("RateLimit-Remaining", strconv.FormatInt(d.Remaining, 10))
+	h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
 }
 
 // authFailed counts a failed authentication and returns the error to

@@ -64,6 +64,10 @@ type Limiter struct {
 
 	mu     sync.Mutex
 	leases map[leaseKey]*lease
+	// apps maps the app-ids this process authenticated to their merchant,
+	// so that a request of a merchant already over its limit is refused
+	// before its credentials cost a database read (see Early).
+	apps map[string]string
 }
 
 type leaseKey struct {
@@ -83,11 +87,58 @@ type lease struct {
 
 // NewLimiter returns a Limiter on db.
 func NewLimiter(db *store.DB, clk clock.Clock) *Limiter {
-	return &Limiter{db: db, clock: clk, leases: map[leaseKey]*lease{}}
+	return &Limiter{db: db, clock: clk, leases: map[leaseKey]*lease{}, apps: map[string]string{}}
 }
 
 // maxLeases bounds the leases held: past it, expired ones are dropped.
-const maxLeases = 100_000
+// maxApps bounds the remembered app-ids: past it, the memory starts over.
+const (
+	maxLeases = 100_000
+	maxApps   = 100_000
+)
+
+// Remember notes that appID authenticated as merchantID.
+func (l *Limiter) Remember(appID, merchantID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.apps[appID] == merchantID {
+		return
+	}
+	if len(l.apps) >= maxApps {
+		clear(l.apps)
+	}
+	l.apps[appID] = merchantID
+}
+
+// Early refuses, without touching the database, a request that names an
+// app-id of a merchant whose kind bucket this process already found empty:
+// such a request would be refused after authentication anyway, and a
+// merchant far over its limit must cost the server next to nothing, so that
+// it does not slow the others (the noisy-neighbour rule). It reports false
+// when the request must go through authentication and Take as usual.
+func (l *Limiter) Early(appID string, kind Kind) (Decision, bool) {
+	l.mu.Lock()
+	merchantID, known := l.apps[appID]
+	le := l.leases[leaseKey{merchantID, kind}]
+	l.mu.Unlock()
+	if !known || le == nil {
+		return Decision{}, false
+	}
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	now := l.clock.Now()
+	if le.tokens > 0 && !now.After(le.expires) || !now.Before(le.emptyTill) {
+		return Decision{}, false
+	}
+	return le.refusal(now), true
+}
+
+// refusal is the answer of an empty lease at now.
+func (le *lease) refusal(now time.Time) Decision {
+	capacity := le.rate * burstSeconds
+	wait := max(le.emptyTill.Sub(now), time.Millisecond)
+	return Decision{Limit: capacity, Remaining: 0, Reset: resetOf(capacity, 0, le.rate), RetryAfter: wait}
+}
 
 // Take spends one request of merchantID's kind bucket.
 func (l *Limiter) Take(ctx context.Context, merchantID string, kind Kind) (Decision, error) {
@@ -103,11 +154,10 @@ func (l *Limiter) Take(ctx context.Context, merchantID string, kind Kind) (Decis
 			return Decision{}, err
 		}
 	}
-	capacity := le.rate * burstSeconds
 	if le.tokens == 0 {
-		wait := max(le.emptyTill.Sub(now), time.Millisecond)
-		return Decision{Limit: capacity, Remaining: 0, Reset: resetOf(capacity, 0, le.rate), RetryAfter: wait}, nil
+		return le.refusal(now), nil
 	}
+	capacity := le.rate * burstSeconds
 	le.tokens--
 	remaining := le.shared + le.tokens
 	return Decision{Allowed: true, Limit: capacity, Remaining: remaining, Reset: resetOf(capacity, remaining, le.rate)}, nil
