@@ -41,16 +41,22 @@ func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid in
 	if rate > 0 {
 		pace = make(chan struct{}, n)
 		go func() {
-			tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+			// Each tick releases every request due by now, so a late tick
+			// (a busy machine) does not lower the offered rate.
+			tick := time.NewTicker(max(time.Duration(float64(time.Second)/rate), time.Millisecond))
 			defer tick.Stop()
+			began, released := time.Now(), int64(0)
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case <-tick.C:
-					select {
-					case pace <- struct{}{}:
-					default: // every client is busy: the offered rate is not reached
+				case now := <-tick.C:
+					due := int64(now.Sub(began).Seconds() * rate)
+					for ; released < due; released++ {
+						select {
+						case pace <- struct{}{}:
+						default: // every client is busy: the offered rate is not reached
+						}
 					}
 				}
 			}

@@ -158,6 +158,28 @@ func peakRSS(pid int) float64 {
 // selfCPU is this process's CPU time (the load generator's share).
 func selfCPU() time.Duration { return cpuTime(os.Getpid()) }
 
+// heapProfile writes payd's heap profile (what is allocated and held now)
+// beside the CPU profiles, when profiling.
+func (p *paydProcess) heapProfile(s settings, db string) {
+	if p.pprofAddr == "" {
+		return
+	}
+	res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap", p.pprofAddr))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heap profile:", err)
+		return
+	}
+	defer res.Body.Close()
+	os.MkdirAll(s.profileDir, 0o755)
+	f, err := os.Create(filepath.Join(s.profileDir, db+"-heap.pprof"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heap profile:", err)
+		return
+	}
+	defer f.Close()
+	io.Copy(f, res.Body)
+}
+
 // profile starts a CPU profile of payd for the scenario's duration and
 // returns a function that waits for it to be written.
 func (p *paydProcess) profile(s settings, db, name string) func() {

@@ -214,6 +214,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	reads.Description = "GET /v2/balances"
 	rep.Results = append(rep.Results, reads)
 	rep.PeakRSSMiB = peakRSS(pid)
+	p.heapProfile(s, db)
 
 	refs, err := references(ctx, s, db, dsn)
 	if err != nil {
@@ -287,7 +288,7 @@ func measureNoisyNeighbour(ctx context.Context, s settings, bin, dsn string, nor
 	noisyCtx, stopNoisy := context.WithCancel(ctx)
 	noisyDone := make(chan result, 1)
 	go func() {
-		noisyDone <- drivePaced(noisyCtx, "noisy merchant", half, s.duration+time.Second, pid, noisyOffered, func(ctx context.Context, cl, i int) (bool, error) {
+		noisyDone <- drivePaced(noisyCtx, "noisy merchant", s.clients, s.duration+time.Second, pid, noisyOffered, func(ctx context.Context, cl, i int) (bool, error) {
 			status, body, err := createPayin(noisy, fmt.Sprintf("noisy-%d-%d", cl, i))
 			if err == nil && status == http.StatusTooManyRequests {
 				refused.Add(1)
@@ -299,9 +300,11 @@ func measureNoisyNeighbour(ctx context.Context, s settings, bin, dsn string, nor
 	beside := drivePaced(ctx, "neighbour beside a noisy merchant", half, s.duration, pid, steady, normalOp)
 	stopNoisy()
 	loud := <-noisyDone
+	again := drivePaced(ctx, "neighbour alone again", half, s.duration, pid, steady, normalOp)
+	again.Description = "the first row again, after the noisy merchant stopped: the two alone rows show the noise"
 	beside.Description = fmt.Sprintf("the same while another merchant sends payins at %d/s, twenty times its limit of %d/s", noisyOffered, noisyRate)
 	loud.Description = fmt.Sprintf("the other merchant: %d of its %d requests refused with 429 (limit %d/s)", refused.Load(), loud.Requests, noisyRate)
-	return []result{alone, beside, loud}, nil
+	return []result{alone, beside, loud, again}, nil
 }
 
 // measureWebhooks sends ping events for the scenario's duration and measures

@@ -90,13 +90,31 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email string, role
 	})
 }
 
-// argon2id parameters (RFC 9106's second recommended option, lighter memory).
+// argon2id parameters: OWASP's first recommended configuration (19 MiB, two
+// passes, one lane). Each hash holds its memory for its duration, so at most
+// hashSlots run at once: a burst of portal sign-ins queues rather than
+// taking 19 MiB each (payd's whole working set is smaller than a few of
+// them). Hashes made with other parameters (64 MiB before) still verify:
+// a hash carries its own.
 const (
 	argonTime    = 2
-	argonMemory  = 64 * 1024
+	argonMemory  = 19 * 1024
 	argonThreads = 1
 	argonKeyLen  = 32
+	hashSlots    = 2
+	// maxArgonMemory and maxArgonTime bound what a stored hash may ask for.
+	maxArgonMemory = 256 * 1024
+	maxArgonTime   = 10
 )
+
+var argonSlots = make(chan struct{}, hashSlots)
+
+// idKey is argon2.IDKey in one of the hashSlots.
+func idKey(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+	argonSlots <- struct{}{}
+	defer func() { <-argonSlots }()
+	return argon2.IDKey(password, salt, time, memory, threads, keyLen)
+}
 
 // HashPassword returns an argon2id hash in the PHC string format.
 func HashPassword(password string) (string, error) {
@@ -104,7 +122,7 @@ func HashPassword(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := idKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
@@ -117,15 +135,15 @@ func CheckPassword(hash, password string) bool {
 	}
 	var m, t uint32
 	var p uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m > maxArgonMemory || t > maxArgonTime || t == 0 || p == 0 {
 		return false
 	}
 	enc := base64.RawStdEncoding
 	salt, err1 := enc.DecodeString(parts[4])
 	want, err2 := enc.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || len(password) > maxPasswordLen {
+	if err1 != nil || err2 != nil || len(password) > maxPasswordLen || len(want) == 0 || len(want) > 64 {
 		return false
 	}
-	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	got := idKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1
 }

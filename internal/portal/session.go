@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pquerna/otp"
@@ -127,7 +128,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 	if !found {
 		// An unknown, disabled or not yet activated account costs the same
 		// argon2id work as a wrong password: the timing tells nothing.
-		hash = dummyHash
+		hash = dummyHash()
 	}
 	ok := merchant.CheckPassword(hash, c.Password) && found
 	var step int64
@@ -274,7 +275,11 @@ func CSRFMatches(want, got string) bool {
 }
 
 // dummyHash is checked when no account can sign in with the email.
-var dummyHash, _ = merchant.HashPassword("no such portal user")
+// It is made on first use, not at start: a hash holds its memory while it runs.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := merchant.HashPassword("no such portal user")
+	return h
+})
 
 // totpPeriod is the step of the codes (RFC 6238's default, what
 // authenticator apps use).
