@@ -296,32 +296,13 @@ func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid str
 // treasury account's available, with a Transfer In record there, or out);
 // failed, amount and fee return to available.
 func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, done bool, reason string, now time.Time) error {
-	legs := []ledger.Leg{{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(r.amount + r.fee)}}
-	status, final := Completed, ledger.Done
-	switch {
-	case !done:
-		status, final = Failed, ledger.Failed
-		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Available, Amount: r.amount + r.fee})
-	case r.treasuryID.Valid:
-		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
-			ledger.Leg{Account: r.treasuryID.Int64, Bucket: ledger.Available, Amount: r.amount})
-	default:
-		legs = append(legs, ledger.Leg{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
-			ledger.Leg{Account: r.accountID, Bucket: ledger.External, Amount: r.amount})
+	status := Completed
+	if !done {
+		status = Failed
 	}
-	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "settlement." + string(status),
-		RecordID: r.balanceID, At: now, Legs: legs}); err != nil {
+	if err := ledger.Land(ctx, tx, ledger.Outflow{MerchantID: r.merchantID, Currency: r.currency, Operation: "settlement",
+		RecordID: r.balanceID, Reference: r.uuid, From: r.accountID, To: r.treasuryID, Amount: r.amount, Fee: r.fee}, done, now); err != nil {
 		return err
-	}
-	if err := ledger.Finish(ctx, tx, r.merchantID, r.balanceID, final, now); err != nil {
-		return err
-	}
-	if done && r.treasuryID.Valid {
-		in := ledger.Record{MerchantID: r.merchantID, AccountID: r.treasuryID.Int64, Currency: r.currency, RequestType: ledger.MoneyIn,
-			TransactionType: ledger.TransferIn, Status: ledger.Done, Amount: r.amount, Total: r.amount, ReferenceID: r.uuid, CreatedAt: now}
-		if err := ledger.CreateRecord(ctx, tx, &in); err != nil {
-			return err
-		}
 	}
 	var failure any
 	if !done {

@@ -338,30 +338,13 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 // outgoing for the destination's available (with a Transfer In record
 // there) or for the bank. Failed: it returns to the source's available.
 func (s *Service) finish(ctx context.Context, tx *store.Tx, t *row, done bool, reason string, now time.Time) error {
-	legs := []ledger.Leg{{Account: t.fromAccountID, Bucket: ledger.Outgoing, Amount: -t.amount}}
-	status, final := Completed, ledger.Done
-	switch {
-	case !done:
-		status, final = Failed, ledger.Failed
-		legs = append(legs, ledger.Leg{Account: t.fromAccountID, Bucket: ledger.Available, Amount: t.amount})
-	case t.toAccountID.Valid:
-		legs = append(legs, ledger.Leg{Account: t.toAccountID.Int64, Bucket: ledger.Available, Amount: t.amount})
-	default:
-		legs = append(legs, ledger.Leg{Account: t.fromAccountID, Bucket: ledger.External, Amount: t.amount})
+	status := Completed
+	if !done {
+		status = Failed
 	}
-	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: t.merchantID, Currency: t.currency, Kind: "transfer." + string(status),
-		RecordID: t.uuid, At: now, Legs: legs}); err != nil {
+	if err := ledger.Land(ctx, tx, ledger.Outflow{MerchantID: t.merchantID, Currency: t.currency, Operation: "transfer",
+		RecordID: t.uuid, Reference: t.uuid, From: t.fromAccountID, To: t.toAccountID, Amount: t.amount}, done, now); err != nil {
 		return err
-	}
-	if err := ledger.Finish(ctx, tx, t.merchantID, t.uuid, final, now); err != nil {
-		return err
-	}
-	if done && t.toAccountID.Valid {
-		in := ledger.Record{MerchantID: t.merchantID, AccountID: t.toAccountID.Int64, Currency: t.currency, RequestType: ledger.MoneyIn,
-			TransactionType: ledger.TransferIn, Status: ledger.Done, Amount: t.amount, Total: t.amount, ReferenceID: t.uuid, CreatedAt: now}
-		if err := ledger.CreateRecord(ctx, tx, &in); err != nil {
-			return err
-		}
 	}
 	var failure any
 	if !done {
