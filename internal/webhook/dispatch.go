@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -140,11 +141,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		<-recorded
 	}()
 	for ctx.Err() == nil {
-		free, saturated := d.capacity()
+		free, busy, saturated := d.capacity()
 		var evs []claimed
 		if free > 0 {
 			var err error
-			evs, err = d.claim(ctx, free, saturated)
+			evs, err = d.claim(ctx, free, busy, saturated)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhook claim", "err", err)
 			}
@@ -167,16 +168,24 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-func (d *Dispatcher) capacity() (int, []string) {
+// capacity is how many attempts may start, the attempts in flight per
+// endpoint, and the endpoints not to claim for now: those with fewer than
+// a claim batch of free slots. Waiting for a batch's worth (a quarter of
+// MaxPerEndpoint) means a busy endpoint's events are claimed several at a
+// time, not one claim transaction per finished attempt.
+func (d *Dispatcher) capacity() (int, map[string]int, []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	batch := max(d.MaxPerEndpoint/4, 1)
+	busy := make(map[string]int, len(d.busy))
 	var saturated []string
 	for ep, n := range d.busy {
-		if n >= d.MaxPerEndpoint {
+		busy[ep] = n
+		if n > d.MaxPerEndpoint-batch {
 			saturated = append(saturated, ep)
 		}
 	}
-	return d.MaxInFlight - d.inFlight, saturated
+	return d.MaxInFlight - d.inFlight, busy, saturated
 }
 
 func (d *Dispatcher) start(endpoint string) {
@@ -196,8 +205,9 @@ func (d *Dispatcher) finish(endpoint string) {
 	d.Wake()
 }
 
-// claim reserves up to n due events (skipping saturated endpoints) for Lease.
-func (d *Dispatcher) claim(ctx context.Context, n int, saturated []string) ([]claimed, error) {
+// claim reserves up to n due events (skipping saturated endpoints, and
+// none past an endpoint's MaxPerEndpoint with those already busy) for Lease.
+func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, saturated []string) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
 	var probe int
 	if err := d.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM webhook_events
@@ -223,7 +233,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, saturated []string) ([]cl
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
 		var out []claimed
-		perEndpoint := map[string]int{}
+		perEndpoint := maps.Clone(busy)
 		for rows.Next() {
 			var c claimed
 			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {

@@ -429,6 +429,36 @@ func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
 	})
 }
 
+// TestEndpointConcurrencyIsBounded: a receiver that answers while more of
+// its events wait never has more than MaxPerEndpoint attempts at once,
+// counting those already in flight when the dispatcher claims again.
+func TestEndpointConcurrencyIsBounded(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var now, most, served atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := now.Add(1)
+			defer now.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(time.Duration(1+served.Add(1)%5) * time.Millisecond) // uneven, so attempts finish one by one
+		}))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		d.MaxInFlight, d.MaxPerEndpoint = 32, 4
+		const n = 120
+		for i := range n {
+			emit(t, db, d, merchantID, "C", Target{EndpointURL: srv.URL}, i)
+		}
+		run(t, d)
+		waitFor(t, "every event delivered", 60*time.Second, func() bool { return served.Load() >= n })
+		if m := most.Load(); m > 4 {
+			t.Errorf("the receiver had %d concurrent attempts, want at most MaxPerEndpoint (4)", m)
+		}
+	})
+}
+
 // TestTwoDispatchersShareTheOutbox: two processes on one database deliver
 // every event, and never attempt one event at the same time.
 func TestTwoDispatchersShareTheOutbox(t *testing.T) {
