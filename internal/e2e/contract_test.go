@@ -126,8 +126,9 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 }
 
 // TestContractCheckCatchesDrift keeps the check honest: a wrong answer shape,
-// an undocumented status and an accepted request the document refuses are
-// all caught; a right exchange is not.
+// an undocumented status, an error code the operation does not document for
+// its status and an accepted request the document refuses are all caught; a
+// right exchange is not.
 func TestContractCheckCatchesDrift(t *testing.T) {
 	t.Parallel()
 	p := start(t, "sqlite:"+t.TempDir()+"/c.db")
@@ -151,6 +152,9 @@ func TestContractCheckCatchesDrift(t *testing.T) {
 		{"undocumented status", "GET", "/v2/balances/detail", "", 418, []byte(`{"errors":{"code":"TEAPOT","message":"no"}}`), true},
 		{"accepted a body the document refuses", "POST", "/v2/sandbox/clock", `{"advance_seconds":"soon"}`, 200, []byte(`{"now":"2024-07-29T15:51:28.071Z"}`), true},
 		{"refused a body the document refuses", "POST", "/v2/sandbox/clock", `{"advance_seconds":"soon"}`, 400, []byte(`{"errors":{"code":"WRONG_TYPE","message":"advance_seconds must be a number"}}`), false},
+		{"documented error code", "GET", "/v2/balances/detail", "", 404, []byte(`{"errors":{"code":"NOT_FOUND","message":"the merchant has no XXX account"}}`), false},
+		{"error code not documented for the operation", "GET", "/v2/balances/detail", "", 422, []byte(`{"errors":{"code":"INSUFFICIENT_FUNDS","message":"no"}}`), true},
+		{"error code documented for another status", "GET", "/v2/balances/detail", "", 404, []byte(`{"errors":{"code":"VALIDATION_FAILED","message":"no"}}`), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
