@@ -122,6 +122,10 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 	}
 	if v := violation(router, r.method, r.path, hr.Header, reqBody, r.fuzzed, status, resHeader, resBody); v != "" {
 		p.t.Errorf("%s %s breaks the OpenAPI document: %s\nrequest body: %.500s\nanswer body: %.500s", r.method, r.path, v, reqBody, resBody)
+		return
+	}
+	if !r.fuzzed {
+		p.recordExample(router, hr, reqBody, status, resHeader, resBody)
 	}
 }
 
