@@ -29,7 +29,7 @@ import (
 // without regard to case) are exempt from that rule; their answers are not.
 
 // contract is the sandbox document (a superset of production's), loaded once
-// from the first server a test starts.
+// from the first sandbox server that answers a test.
 var contract struct {
 	once   sync.Once
 	err    error
@@ -38,10 +38,11 @@ var contract struct {
 	events map[string]*openapi3.SchemaRef
 }
 
-// loadContract reads the document from the server at base.
-func loadContract(base string) (routers.Router, error) {
+// loadContract reads the document from the sandbox server at base() (called
+// only by the first caller).
+func loadContract(base func() string) (routers.Router, error) {
 	contract.once.Do(func() {
-		res, err := http.Get(base + "/openapi.json")
+		res, err := http.Get(base() + "/openapi.json")
 		if err != nil {
 			contract.err = err
 			return
@@ -115,7 +116,7 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 	if r.root || strings.HasPrefix(r.path, "/openapi.json") {
 		return
 	}
-	router, err := loadContract(p.base)
+	router, err := loadContract(p.sandboxBase)
 	if err != nil {
 		p.t.Errorf("contract: %v", err)
 		return
@@ -129,6 +130,15 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 	}
 }
 
+// sandboxBase is the address of a sandbox server: p's, or, when p is a
+// production server, a fresh one's.
+func (p *payd) sandboxBase() string {
+	if !p.production {
+		return p.base
+	}
+	return start(p.t, "sqlite:"+p.t.TempDir()+"/contract.db").base
+}
+
 // TestContractCheckCatchesDrift keeps the check honest: a wrong answer shape,
 // an undocumented status, an error code the operation does not document for
 // its status and an accepted request the document refuses are all caught; a
@@ -136,7 +146,7 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 func TestContractCheckCatchesDrift(t *testing.T) {
 	t.Parallel()
 	p := start(t, "sqlite:"+t.TempDir()+"/c.db")
-	router, err := loadContract(p.base)
+	router, err := loadContract(p.sandboxBase)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,8 +239,8 @@ func errorExample(c errorCode) errorBody {
 	case c.status >= 500:
 		d.RequestID = "5f2b7c1e9a4d4c3b"
 	case c.code == fault.CodeValidation && c.status == http.StatusUnprocessableEntity:
-		d.Message = "amount must be greater than zero"
-		d.Fields = map[string]string{"amount": "must be greater than zero"}
+		d.Message = "<member> <what is wrong with it>"
+		d.Fields = map[string]string{"<member>": "<what is wrong with it>"}
 	}
 	return errorBody{Errors: d}
 }
