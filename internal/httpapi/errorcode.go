@@ -102,32 +102,33 @@ func lookupCodeStatus(code string, status int) errorCode {
 // sandbox routes in production, outages).
 func routeErrors(rt route) map[int][]errorCode {
 	var all []errorCode
-	add := func(codes ...string) {
+	include := func(codes ...string) {
 		for _, c := range codes {
 			all = append(all, lookupCode(c))
 		}
 	}
-	add(rt.codes...)
+	include(rt.codes...)
 	if rt.auth != authNone {
-		add(fault.CodeRequireLogin, fault.CodeRateLimited)
+		include(fault.CodeRequireLogin, fault.CodeRateLimited)
 	}
 	if len(rt.params) > 0 || rt.body != nil || rt.form != nil {
-		add(fault.CodeValidation)
+		include(fault.CodeValidation)
 	}
 	if rt.body != nil {
-		add(codeMalformedJSON, codeWrongType, fault.CodeTooLarge, fault.CodeUnsupportedMedia)
+		include(codeMalformedJSON, codeWrongType, fault.CodeTooLarge, fault.CodeUnsupportedMedia)
 	}
 	if rt.form != nil {
-		add(codeMalformedMultipart, fault.CodeTooLarge, fault.CodeUnsupportedMedia)
+		include(codeMalformedMultipart, fault.CodeTooLarge, fault.CodeUnsupportedMedia)
 	}
 	if rt.method == http.MethodPost || rt.method == http.MethodPut {
-		add(idempotency.CodeInFlight, idempotency.CodeKeyReused)
+		// The idempotency middleware reads the body, whatever its type.
+		include(idempotency.CodeInFlight, idempotency.CodeKeyReused, codeMalformedJSON, fault.CodeTooLarge)
 		all = append(all, lookupCodeStatus(fault.CodeValidation, http.StatusBadRequest))
 	}
 	if rt.sandboxOnly {
-		add(fault.CodeNotFound) // in production
+		include(fault.CodeNotFound) // in production
 	}
-	add(fault.CodeInternal, fault.CodeUnavailable)
+	include(fault.CodeInternal, fault.CodeUnavailable)
 
 	out := map[int][]errorCode{}
 	for _, e := range all {

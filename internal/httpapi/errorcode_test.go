@@ -19,8 +19,8 @@ import (
 // says it, its status.
 type builtError struct {
 	code   string
-	status int // 0: any (an envelope written directly)
-	at     string
+	status int // 0: any (an envelope written directly, or a re-coded error)
+	at     token.Position
 }
 
 // kinds are fault's kinds by name, as calls spell them.
@@ -114,12 +114,10 @@ func constString(e ast.Expr, pkg string, exprs map[string]ast.Expr, depth int) (
 	return "", false
 }
 
-// builtErrors finds every error the code base builds with package fault's
-// constructors or writes as an envelope (outside package fault itself, whose
+// builtErrors finds every error files build with package fault's
+// constructors or write as an envelope (outside package fault itself, whose
 // constructors are read here by what they build).
-func builtErrors(t *testing.T) []builtError {
-	fset, files := sourceFiles(t)
-	consts := stringConstants(files)
+func builtErrors(t *testing.T, fset *token.FileSet, files []*ast.File, consts map[string]string) []builtError {
 	var out []builtError
 	for _, f := range files {
 		if f.Name.Name == "fault" {
@@ -144,7 +142,7 @@ func builtErrors(t *testing.T) []builtError {
 			return "", false
 		}
 		add := func(n ast.Node, codeExpr ast.Expr, status int) {
-			at := fset.Position(n.Pos()).String()
+			at := fset.Position(n.Pos())
 			c, ok := code(codeExpr)
 			if !ok {
 				t.Errorf("%s: the error code is not a string constant; declare it as one", at)
@@ -165,11 +163,11 @@ func builtErrors(t *testing.T) []builtError {
 				case "New":
 					add(n, n.Args[1], statusOf(faultKind(t, fset, n.Args[0])))
 				case "NotFoundf":
-					out = append(out, builtError{fault.CodeNotFound, http.StatusNotFound, fset.Position(n.Pos()).String()})
+					out = append(out, builtError{fault.CodeNotFound, http.StatusNotFound, fset.Position(n.Pos())})
 				case "State":
-					out = append(out, builtError{fault.CodeInvalidState, http.StatusConflict, fset.Position(n.Pos()).String()})
+					out = append(out, builtError{fault.CodeInvalidState, http.StatusConflict, fset.Position(n.Pos())})
 				case "Field":
-					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos()).String()})
+					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos())})
 				}
 			case *ast.AssignStmt:
 				// e.Code = X re-codes a fault.Error built elsewhere (its kind stays).
@@ -194,7 +192,7 @@ func builtErrors(t *testing.T) []builtError {
 					}
 					add(n, codeExpr, statusOf(kind))
 				case isSelector(n.Type, "fault", "Fields"):
-					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos()).String()})
+					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos())})
 				case isIdent(n.Type, "errorDetail"):
 					for _, el := range n.Elts {
 						kv := el.(*ast.KeyValueExpr)
@@ -239,7 +237,8 @@ func isSelector(e ast.Expr, pkg, name string) bool {
 // cannot be left out of the OpenAPI document; and every catalog entry is
 // built somewhere, so none is stale.
 func TestEveryErrorCodeIsInTheCatalog(t *testing.T) {
-	built := builtErrors(t)
+	fset, files := sourceFiles(t)
+	built := builtErrors(t, fset, files, stringConstants(files))
 	if len(built) < 100 {
 		t.Fatalf("found only %d errors built under internal/: the scan is broken", len(built))
 	}

@@ -22,11 +22,11 @@ type statusOK struct {
 
 func (a *API) payinRoutes() []route {
 	uuidParam := []param{{name: "uuid", typ: "string", required: true, doc: "The payin's uuid."}}
-	payinCodes := []string{fault.CodeCurrency, payin.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed,
+	payinCodes := []string{fault.CodeNotFound, fault.CodeCurrency, payin.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed,
 		payin.CodeContactRequired, payin.CodeKYCRequired}
 	return []route{
 		{method: "GET", path: "/v2/payins/payin_methods", auth: authKeys, summary: "Payin methods enabled for the calling app's currency.",
-			response: payinMethodList{}, status: 200, handle: a.payinMethods},
+			response: payinMethodList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinMethods},
 		{method: "GET", path: "/v2/payins/payin_method/params", auth: authKeys, summary: "The fields to collect for a payin method.",
 			params:   []param{{name: "payin_method_name", typ: "string", required: true, doc: "A method code from payin_methods."}},
 			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeMethodNotEnabled}, handle: a.payinMethodParams},
@@ -50,7 +50,7 @@ func (a *API) payinRoutes() []route {
 			body: payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeOTPInvalid}, handle: a.confirmOTP},
 		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.", merchantLane: true,
 			description: "status completed → received (the money lands in incoming, then available less fees and reserve); failed → failed. A payin awaiting its OTP must be confirmed first (409).",
-			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange}, handle: a.simulatePayin},
+			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}, handle: a.simulatePayin},
 		{method: "POST", path: "/v2/payins/refund", auth: authKeys, summary: "Refund a received payin, in full or in part.",
 			description: "Refunds never add up to more than was paid. The payin becomes return_pending (the amount moves from available to outgoing; 422 INSUFFICIENT_FUNDS if available is short), then return_received, or return_expired with the amount back in available.",
 			body:        payin.RefundRequest{}, response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, payin.CodeNotRefundable, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}, handle: jsonHandler(a, http.StatusOK, a.Payins.Refund)},

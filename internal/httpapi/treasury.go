@@ -12,7 +12,7 @@ func (a *API) treasuryRoutes() []route {
 	return []route{
 		{method: "POST", path: "/v2/treasury_accounts", auth: authKeys, summary: "Open a treasury account.",
 			description: "AUD opens active at once, with an account number (and the BSB the operator configured); send only currency. USD goes through review: send the business details (business_name, business_number, address, country, contact_name, contact_email), which become its first submission; the account is in_review with no account number until an operator approves it (payd treasury review; in the sandbox POST /v2/sandbox/treasury_accounts/review). Other currencies are 422. One treasury account per currency: a second is 409 ALREADY_EXISTS naming the first.",
-			body:        treasury.CreateRequest{}, response: treasury.Account{}, status: 201, codes: []string{fault.CodeAlreadyExists},
+			body:        treasury.CreateRequest{}, response: treasury.Account{}, status: 201, codes: []string{fault.CodeAlreadyExists, fault.CodeInvalidState, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Treasury.Create)},
 		{method: "GET", path: "/v2/treasury_accounts", auth: authKeys, summary: "The merchant's treasury accounts, with their submissions.",
 			response: treasury.List{}, status: 200, handle: a.listTreasury},
@@ -47,7 +47,7 @@ func (a *API) transferRoutes() []route {
 			response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.transferDetail},
 		{method: "POST", path: "/v2/transfers/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a processing transfer.",
 			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE.",
-			body:        transfer.SimulateRequest{}, response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
+			body:        transfer.SimulateRequest{}, response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.Transfers.Simulate), merchantLane: true},
 	}
 }
