@@ -29,7 +29,7 @@ import (
 // without regard to case) are exempt from that rule; their answers are not.
 
 // contract is the sandbox document (a superset of production's), loaded once
-// from the first server a test starts.
+// from the first sandbox server that answers a test.
 var contract struct {
 	once   sync.Once
 	err    error
@@ -38,10 +38,11 @@ var contract struct {
 	events map[string]*openapi3.SchemaRef
 }
 
-// loadContract reads the document from the server at base.
-func loadContract(base string) (routers.Router, error) {
+// loadContract reads the document from the sandbox server at base() (called
+// only by the first caller).
+func loadContract(base func() string) (routers.Router, error) {
 	contract.once.Do(func() {
-		res, err := http.Get(base + "/openapi.json")
+		res, err := http.Get(base() + "/openapi.json")
 		if err != nil {
 			contract.err = err
 			return
@@ -115,23 +116,37 @@ func (p *payd) checkContract(r req, hr *http.Request, reqBody []byte, status int
 	if r.root || strings.HasPrefix(r.path, "/openapi.json") {
 		return
 	}
-	router, err := loadContract(p.base)
+	router, err := loadContract(p.sandboxBase)
 	if err != nil {
 		p.t.Errorf("contract: %v", err)
 		return
 	}
 	if v := violation(router, r.method, r.path, hr.Header, reqBody, r.fuzzed, status, resHeader, resBody); v != "" {
 		p.t.Errorf("%s %s breaks the OpenAPI document: %s\nrequest body: %.500s\nanswer body: %.500s", r.method, r.path, v, reqBody, resBody)
+		return
+	}
+	if !r.fuzzed {
+		p.recordExample(router, hr, reqBody, status, resHeader, resBody)
 	}
 }
 
+// sandboxBase is the address of a sandbox server: p's, or, when p is a
+// production server, a fresh one's.
+func (p *payd) sandboxBase() string {
+	if !p.production {
+		return p.base
+	}
+	return start(p.t, "sqlite:"+p.t.TempDir()+"/contract.db").base
+}
+
 // TestContractCheckCatchesDrift keeps the check honest: a wrong answer shape,
-// an undocumented status and an accepted request the document refuses are
-// all caught; a right exchange is not.
+// an undocumented status, an error code the operation does not document for
+// its status and an accepted request the document refuses are all caught; a
+// right exchange is not.
 func TestContractCheckCatchesDrift(t *testing.T) {
 	t.Parallel()
 	p := start(t, "sqlite:"+t.TempDir()+"/c.db")
-	router, err := loadContract(p.base)
+	router, err := loadContract(p.sandboxBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +166,9 @@ func TestContractCheckCatchesDrift(t *testing.T) {
 		{"undocumented status", "GET", "/v2/balances/detail", "", 418, []byte(`{"errors":{"code":"TEAPOT","message":"no"}}`), true},
 		{"accepted a body the document refuses", "POST", "/v2/sandbox/clock", `{"advance_seconds":"soon"}`, 200, []byte(`{"now":"2024-07-29T15:51:28.071Z"}`), true},
 		{"refused a body the document refuses", "POST", "/v2/sandbox/clock", `{"advance_seconds":"soon"}`, 400, []byte(`{"errors":{"code":"WRONG_TYPE","message":"advance_seconds must be a number"}}`), false},
+		{"documented error code", "GET", "/v2/balances/detail", "", 404, []byte(`{"errors":{"code":"NOT_FOUND","message":"the merchant has no XXX account"}}`), false},
+		{"error code not documented for the operation", "GET", "/v2/balances/detail", "", 422, []byte(`{"errors":{"code":"INSUFFICIENT_FUNDS","message":"no"}}`), true},
+		{"error code documented for another status", "GET", "/v2/balances/detail", "", 404, []byte(`{"errors":{"code":"VALIDATION_FAILED","message":"no"}}`), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,8 @@ type payd struct {
 	srv  *server.Server
 	base string // http://127.0.0.1:port/api
 	root string // http://127.0.0.1:port
+	// production servers serve a document without the sandbox routes.
+	production bool
 }
 
 type option func(*server.Config)
@@ -72,7 +74,7 @@ func start(t testing.TB, dsn string, opts ...option) *payd {
 		}
 		srv.Close()
 	})
-	return &payd{t: t, srv: srv, base: root + "/api", root: root}
+	return &payd{t: t, srv: srv, base: root + "/api", root: root, production: cfg.Env == httpapi.Production}
 }
 
 // each runs fn against a fresh payd on every test database.

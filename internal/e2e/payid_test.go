@@ -60,6 +60,11 @@ func TestPayIDRequestPaid(t *testing.T) {
 		if num(st, "id") != id || str(st, "status") != "pending" || str(st, "amount") != "100.00" {
 			t.Errorf("status by PayID = %v", st)
 		}
+		detail := p.get("/v1/payment_requests/detail?id="+id, m)
+		want(t, detail, 200)
+		if d := detail.JSON(t); num(d, "id") != id || str(d, "request_payid") != payid || str(d, "status") != "pending" {
+			t.Errorf("detail by id = %v, want the pending request %s", d, payid)
+		}
 
 		got := p.payInto(m, payid, "110.00", "JANE PAYER")
 		want(t, got, 200)

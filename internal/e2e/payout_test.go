@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -587,6 +588,16 @@ func TestPayoutMethodNotEnabled(t *testing.T) {
 		only := []string{"au_bank_aud"}
 		if _, err := p.srv.Merchants.UpdateAccount(context.Background(), m.MerchantID, "AUD", merchant.AccountUpdate{Methods: &only}); err != nil {
 			t.Fatal(err)
+		}
+		methods := p.get("/v2/payouts/payout_methods", m)
+		want(t, methods, 200)
+		var list struct {
+			Records []struct {
+				Name string `json:"payout_method_name"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(methods.Body, &list); err != nil || len(list.Records) != 1 || list.Records[0].Name != "au_bank_aud" {
+			t.Errorf("payout methods = %s (%v), want only au_bank_aud", methods.Body, err)
 		}
 		wantError(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_payid_npp_aud", "10", payIDOK)), 422, "METHOD_NOT_ENABLED", "")
 		if b := p.balanceOf(m, "AUD"); b.Available.String() != "100.00" || b.Outgoing.String() != "0.00" {

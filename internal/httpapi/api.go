@@ -137,8 +137,11 @@ type route struct {
 	// contentType is the success answer's media type (default application/json).
 	contentType string
 	status      int
-	errors      []int
-	handle      http.HandlerFunc
+	// codes are the error codes of the route's own rules (see errorCodes);
+	// routeErrors adds those every route of its kind shares. The document's
+	// error statuses derive from them.
+	codes  []string
+	handle http.HandlerFunc
 	// raw routes (health, metrics) are not under /api and answer plain text.
 	raw bool
 	// merchantLane group-commits the route's transactions with the caller's
@@ -196,6 +199,9 @@ func (a *API) add(rt route) {
 	a.routes = append(a.routes, rt)
 }
 
+// codeMethodNotAllowed is the 405 of a known path asked with another method.
+const codeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+
 // addFallbacks answers unknown paths (404) and known paths with the wrong
 // method (405) in the errors envelope instead of the mux's plain text.
 func (a *API) addFallbacks() {
@@ -212,7 +218,7 @@ func (a *API) addFallbacks() {
 		allow := strings.Join(ms, ", ")
 		a.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
-			body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: "METHOD_NOT_ALLOWED", Message: r.Method + " is not allowed here; use " + allow}})
+			body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: codeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + allow}})
 			writeBody(w, http.StatusMethodNotAllowed, body)
 		})
 	}
@@ -252,7 +258,7 @@ func (a *API) opsRoutes() []route {
 			w.Header().Set("Content-Type", "text/plain")
 			w.Write([]byte("ok\n"))
 		}},
-		{method: "GET", path: "/readyz", raw: true, summary: "Readiness: the database answers.", status: 200, errors: []int{503}, handle: a.readyz},
+		{method: "GET", path: "/readyz", raw: true, summary: "Readiness: the database answers.", status: 200, handle: a.readyz},
 		{method: "GET", path: "/metrics", raw: true, summary: "Prometheus metrics.", status: 200,
 			handle: promhttp.HandlerFor(a.metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP},
 		{method: "GET", path: "/openapi.json", summary: "This OpenAPI document.", status: 200, handle: a.openAPI},

@@ -17,7 +17,7 @@ func (a *API) authRoutes() []route {
 		method: "GET", path: "/v1/payment_gateways/access_token", auth: authKeysOnly,
 		summary:     "Exchange app-id and secret-key for a short-lived access token.",
 		description: "The token is accepted in the access-token header and as Authorization: Bearer on every other v1/v2 endpoint, for 3600 seconds on the merchant's clock. Revoking the app revokes its tokens.",
-		response:    accessToken{}, status: 200, errors: []int{401, 429},
+		response:    accessToken{}, status: 200,
 		handle: a.issueToken,
 	}}
 }

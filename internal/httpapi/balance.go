@@ -87,11 +87,11 @@ const (
 func (a *API) balanceRoutes() []route {
 	return []route{
 		{method: "GET", path: "/v2/balances", auth: authKeys, summary: "Balances of every currency of the merchant.",
-			response: balanceList{}, status: 200, errors: []int{401}, handle: a.listBalances},
+			response: balanceList{}, status: 200, handle: a.listBalances},
 		{method: "GET", path: "/v2/balances/detail", auth: authKeys, summary: "Balances of one currency.",
 			params: []param{{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the currency of the calling app, or of the account when account is given."},
 				{name: "account", typ: "string", doc: "A treasury account's id: its balances instead of the payments account's (CONTRACT §15)."}},
-			response: balanceView{}, status: 200, errors: []int{401, 404, 422}, handle: a.balanceDetail},
+			response: balanceView{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.balanceDetail},
 		{method: "GET", path: "/v2/balances/history", auth: authKeys, summary: "Every movement of a currency's balance, newest first.",
 			description: "Cursor paging: pass next_cursor back as cursor while has_more is true. Dates: from_date is inclusive, to_date exclusive; a bare date (YYYY-MM-DD or DD/MM/YY) is read in the merchant's time zone, and a bare to_date includes that whole day.",
 			params: []param{
@@ -102,7 +102,7 @@ func (a *API) balanceRoutes() []route {
 				{name: "cursor", typ: "string", doc: "next_cursor of the previous page."},
 				{name: "size", typ: "integer", doc: "Records per page, 1 to 100 (default 20)."},
 			},
-			response: historyPage{}, status: 200, errors: []int{401, 404, 422}, handle: a.balanceHistory},
+			response: historyPage{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.balanceHistory},
 	}
 }
 

@@ -29,7 +29,7 @@ func (a *API) bankRoutes() []route {
 				{name: "bank_code", typ: "string", required: true, doc: "Zengin bank code, 4 digits (0001)."},
 				{name: "branch_code", typ: "string", doc: "Zengin branch code, 3 digits (001)."},
 			}, pagingParams...),
-			response: branchAnswer{}, status: 200, errors: []int{401, 404, 422}, handle: a.bankBranches},
+			response: branchAnswer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.bankBranches},
 		{method: "POST", path: "/v2/banks/lookup/qr_image", auth: authKeys, maxBody: maxQRLookupBodyBytes,
 			summary: "Read a VietQR code from an image and look up its bank account (VND).",
 			description: "A multipart/form-data body (anything else is 415) with one file part qr_image: a PNG or JPEG image, told by its content, never its name or declared type (a text file named .png, or the image as base64 text, is 415), of at most 2 MB (413). " +
@@ -37,7 +37,7 @@ func (a *API) bankRoutes() []route {
 				"account_name comes from a name inquiry: the sandbox answers a deterministic name per account; production answers \"\" until a NAPAS name-inquiry connection is configured. " +
 				"An unreadable image, a payload that is not a VietQR transfer code, a bad CRC or an unknown BIN is 404 {\"errors\":{\"code\":\"NOT_FOUND\",\"message\":\"No bank account was found for this QR code\"}}. The lookup changes nothing.",
 			form:     []formPart{{name: "qr_image", file: true, required: true, doc: "The QR image: PNG or JPEG, at most 2 MB."}},
-			response: bank.QRLookup{}, status: 200, errors: []int{400, 401, 404, 413, 415, 422}, handle: a.lookupQRImage},
+			response: bank.QRLookup{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.lookupQRImage},
 	}
 }
 

@@ -22,9 +22,6 @@ const maxKYCBodyBytes = 16 << 20
 // webhook_notification, which has its own bound).
 const maxKYCTextBytes = 1 << 10
 
-// codeKYCMalformedMultipart: a multipart body that cannot be read.
-const codeKYCMalformedMultipart = "MALFORMED_MULTIPART"
-
 // contactPage, customerPage and messagePage are page lists (CONTRACT §3).
 type contactPage struct {
 	PerPage   int               `json:"per_page"`
@@ -74,21 +71,21 @@ func (a *API) contactRoutes() []route {
 		{method: "POST", path: "/v2/contacts", auth: authKeys,
 			summary:     "Create a contact.",
 			description: "The fields of the spec's Contact table. email, first_name and last_name are required; type defaults to individual; reg_no is required when type is organization; dob is yyyy-mm-dd (1900-01-01 to today); country, a valid ISO 3166-1 alpha-2 code (either case, kept upper case). Every text member is trimmed and bounded (see the body schema); each wrong member is named in errors.fields (422 VALIDATION_FAILED). The email identifies the contact within the merchant, whatever its case: a second contact with the same email is 409 CONTACT_EXISTS. The answer is the contact with uuid, kyc_status (none), verified_at (null), created_at and updated_at.",
-			body:        contact.NewContact{}, response: contact.Contact{}, status: 201, errors: []int{400, 401, 409, 413, 415, 422},
+			body:        contact.NewContact{}, response: contact.Contact{}, status: 201, codes: []string{contact.CodeContactExists, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Contacts.Create)},
 		{method: "GET", path: "/v2/contacts/detail", auth: authKeys,
 			summary:     "A contact, found by email.",
 			description: "The email is matched whatever its case. Another merchant's contact is 404, exactly like an unknown email.",
 			params:      []param{{name: "email", typ: "string", required: true, doc: "The contact's email."}},
-			response:    contact.Contact{}, status: 200, errors: []int{401, 404, 422}, handle: a.contactDetail},
+			response:    contact.Contact{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.contactDetail},
 		{method: "GET", path: "/v2/contacts", auth: authKeys,
 			summary:  "The merchant's contacts, newest first (page list).",
 			params:   contactPageParams,
-			response: contactPage{}, status: 200, errors: []int{401, 422}, handle: a.listContacts},
+			response: contactPage{}, status: 200, handle: a.listContacts},
 		{method: "PUT", path: "/v2/contact/update_info", auth: authKeys,
 			summary:     "Deprecated: change a contact's details.",
 			description: "Deprecated (every answer carries Deprecation: true). email identifies the contact (case-insensitive) and cannot itself be changed; every other Contact member present in the body replaces the stored value, an absent or null member keeps it, and an empty string clears an optional member. The result is validated like a new contact. A blank or missing email is 422 {\"errors\":{\"code\":\"VALIDATION_FAILED\",\"message\":\"Email can't be blank\"}}; an email the merchant has no contact with is 404. Success: 200 {\"status\":\"Ok\"}.",
-			body:        contact.ContactChanges{}, response: contactStatus{}, status: 200, errors: []int{400, 401, 404, 413, 415, 422},
+			body:        contact.ContactChanges{}, response: contactStatus{}, status: 200, codes: []string{fault.CodeNotFound},
 			headers: map[string]string{"Deprecation": "true"},
 			handle:  a.updateContactInfo},
 		{method: "POST", path: "/v2/contacts/submit_kyc", auth: authKeys, maxBody: maxKYCBodyBytes,
@@ -111,39 +108,39 @@ func (a *API) contactRoutes() []route {
 				{name: "id_doc_front_side", file: true, required: true, doc: "PNG, JPEG or PDF, at most 5 MB."},
 				{name: "id_doc_back_side", file: true, doc: "PNG, JPEG or PDF, at most 5 MB; may be left out for a passport."},
 			},
-			response: contactStatus{}, status: 200, errors: []int{400, 401, 404, 409, 413, 415, 422},
+			response: contactStatus{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: a.submitKYC},
 		{method: "POST", path: "/v2/contacts/resend_verification", auth: authKeys,
 			summary:     "Send a contact a new identity-verification link.",
 			description: "email identifies the contact. resend_to email (the default) or phone (an SMS to the contact's phone; 422 naming resend_to when the contact has none). The link is {public_url}/verify/{token}: a hosted page naming the contact where they confirm their identity. It is valid for 7 days on the merchant's clock and works once; sending a new link makes every earlier one stop working (its page answers 404). A contact that has already verified is 409 INVALID_STATE. Messages go through the deployment's sender: in the sandbox, an outbox read with GET /v2/contacts/verification_messages, and the answer carries the message_id.",
-			body:        contact.ResendRequest{}, response: resendAnswer{}, status: 200, errors: []int{400, 401, 404, 409, 413, 415, 422},
+			body:        contact.ResendRequest{}, response: resendAnswer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: a.resendVerification},
 		{method: "GET", path: "/v2/contacts/verification_messages", auth: authKeys, sandboxOnly: true,
 			summary:     "Sandbox: the outbox of verification messages (page list, newest first).",
 			description: "Every email and SMS the sandbox sent for resend_verification, with its text and link.",
 			params:      append([]param{{name: "email", typ: "string", doc: "Only the messages to this contact (case-insensitive)."}}, contactPageParams...),
-			response:    messagePage{}, status: 200, errors: []int{401, 422}, handle: a.listVerificationMessages},
+			response:    messagePage{}, status: 200, handle: a.listVerificationMessages},
 		{method: "POST", path: "/v2/customers", auth: authKeys,
 			summary:     "Create a customer.",
 			description: "first_name, last_name and email are required; phone, external_id (the merchant's own customer id, unique within the merchant: a second customer with it is 409 CUSTOMER_EXISTS), street, city, postal_code, state, country (ISO 3166-1 alpha-2) and metadata (at most 50 string values) are optional. Each wrong member is named in errors.fields (422).",
-			body:        contact.NewCustomer{}, response: contact.Customer{}, status: 201, errors: []int{400, 401, 409, 413, 415, 422},
+			body:        contact.NewCustomer{}, response: contact.Customer{}, status: 201, codes: []string{contact.CodeCustomerExists},
 			handle: jsonHandler(a, http.StatusCreated, a.Contacts.CreateCustomer)},
 		{method: "GET", path: "/v2/customers/detail", auth: authKeys,
 			summary:     "A customer, found by its uuid.",
 			description: "Another merchant's customer is 404, exactly like an unknown id.",
 			params:      []param{{name: "id", typ: "string", required: true, doc: "The customer's uuid."}},
-			response:    contact.Customer{}, status: 200, errors: []int{401, 404, 422}, handle: a.customerDetail},
+			response:    contact.Customer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.customerDetail},
 		{method: "GET", path: "/v2/customers", auth: authKeys,
 			summary: "The merchant's customers, newest first (page list).",
 			params: append([]param{
 				{name: "email", typ: "string", doc: "Only customers with this email (case-insensitive)."},
 				{name: "external_id", typ: "string", doc: "Only the customer with this external_id."},
 			}, contactPageParams...),
-			response: customerPage{}, status: 200, errors: []int{401, 422}, handle: a.listCustomers},
+			response: customerPage{}, status: 200, handle: a.listCustomers},
 		{method: "PUT", path: "/v2/customers/update", auth: authKeys,
 			summary:     "Change a customer's details.",
 			description: "id (the customer's uuid) finds the customer (404 when unknown or another merchant's). Every other member present in the body replaces the stored value; absent or null members keep theirs; metadata, when present, replaces the whole object ({} clears it). The result is validated like a new customer. The answer is the updated customer.",
-			body:        contact.CustomerChanges{}, response: contact.Customer{}, status: 200, errors: []int{400, 401, 404, 409, 413, 415, 422},
+			body:        contact.CustomerChanges{}, response: contact.Customer{}, status: 200, codes: []string{fault.CodeNotFound, contact.CodeCustomerExists},
 			handle: jsonHandler(a, http.StatusOK, a.Contacts.UpdateCustomer)},
 	}
 }
@@ -309,7 +306,7 @@ func kycMultipartError(err error) error {
 	if errors.As(err, &tooBig) {
 		return fault.New(fault.TooLarge, fault.CodeTooLarge, "the body is larger than %d bytes", tooBig.Limit)
 	}
-	return fault.New(fault.Malformed, codeKYCMalformedMultipart, "the multipart body could not be read: %v", err)
+	return fault.New(fault.Malformed, codeMalformedMultipart, "the multipart body could not be read: %v", err)
 }
 
 func (a *API) resendVerification(w http.ResponseWriter, r *http.Request) {

@@ -21,10 +21,12 @@ const (
 )
 
 // Decoding errors have their own codes: the body cannot be read at all
-// (MALFORMED_JSON) or a member has the wrong JSON type (WRONG_TYPE).
+// (MALFORMED_JSON, MALFORMED_MULTIPART) or a member has the wrong JSON type
+// (WRONG_TYPE).
 const (
-	codeMalformedJSON = "MALFORMED_JSON"
-	codeWrongType     = "WRONG_TYPE"
+	codeMalformedJSON      = "MALFORMED_JSON"
+	codeMalformedMultipart = "MALFORMED_MULTIPART"
+	codeWrongType          = "WRONG_TYPE"
 )
 
 // decode reads a JSON request body into v. Unknown members are ignored; a

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"payd/internal/fault"
 	"payd/internal/gateway"
 )
 
@@ -19,12 +20,12 @@ func (a *API) gatewayRoutes() []route {
 				"A declined attempt makes it failed; the customer may retry until expired_at (24 hours after creation), when an unpaid payment becomes expired. " +
 				"Paid credits the merchant's AUD available balance once (a payment balance record) and returns the customer to order_success_url. " +
 				"Every status change is POSTed to endpoint_url as gateway_payment.<status> with the payment record (GET /v1/payment_gateways/payment) as body and authorization_header sent verbatim as Authorization.",
-			body: gateway.Request{}, response: gateway.CreateResult{}, status: 200, errors: []int{400, 401, 409, 413, 415, 422},
+			body: gateway.Request{}, response: gateway.CreateResult{}, status: 200, codes: []string{fault.CodeAlreadyExists, fault.CodeAmountOutOfRange, fault.CodeCurrency, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusOK, a.Gateway.Create)},
 		{method: "GET", path: "/v1/payment_gateways/payment", auth: authKeys, summary: "One gateway payment, by payment_id.",
 			description: "The same record every gateway notification carries.",
 			params:      []param{{name: "payment_id", typ: "integer", required: true, doc: "The payment_id create_payment answered."}},
-			response:    gateway.Payment{}, status: 200, errors: []int{401, 404, 422}, handle: a.gatewayPayment},
+			response:    gateway.Payment{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.gatewayPayment},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/contact"
+	"payd/internal/fault"
 	"payd/internal/gateway"
 	"payd/internal/money"
 	"payd/internal/payid"
@@ -31,7 +32,7 @@ const apiDescription = `payd: a self-hostable multi-currency merchant payment se
 Conventions (CONTRACT §3):
 - Base address: {public_url}/api. Sandbox-only endpoints answer 404 in production.
 - Authentication: headers app-id and secret-key, or an access token from GET /v1/payment_gateways/access_token sent as Authorization: Bearer <token> (or in the access-token header). Failures: 401 {"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}. After 5 failed attempts in a minute from one address answers are slowed; after 20 the address is refused with 429 until the minute ends.
-- Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors. 400 unreadable body (MALFORMED_JSON) or wrong JSON type (WRONG_TYPE, naming the member); 401; 403; 404 unknown or another merchant's id (NOT_FOUND); 405 (METHOD_NOT_ALLOWED); 409 state conflict (INVALID_STATE) or idempotent request in flight (IDEMPOTENCY_KEY_IN_USE); 413 (TOO_LARGE); 415 (UNSUPPORTED_MEDIA_TYPE); 422 a rule is broken (VALIDATION_FAILED, AMOUNT_OUT_OF_RANGE, INSUFFICIENT_FUNDS, IDEMPOTENCY_KEY_REUSED, ...); 429 (RATE_LIMITED); 500 (INTERNAL, with request_id).
+- Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors and "request_id" on 500 and 503. Each operation lists, per status, every code it can answer, what each means, and an example of each. Statuses: 400 unreadable body or wrong JSON type (naming the member); 401; 403; 404 unknown or another merchant's id; 405 a known path with another method (METHOD_NOT_ALLOWED, with Allow); 409 state conflict or an idempotent request in flight; 413; 415; 422 a rule is broken; 429; 500 (INTERNAL, with request_id); 503 the database is unavailable for a moment (SERVICE_UNAVAILABLE, with Retry-After).
 - Every response carries X-Request-Id (the caller's, when it sends a sane one).
 - Amounts: requests take a JSON number or a decimal string, never read through a float. VND, JPY, XAF, KRW and XOF are rounded half away from zero to whole units and the recorded amount is returned; other currencies refuse more decimals than their ISO 4217 minor unit (422). Resource objects return decimal strings ("100.00"); balances and balance history return JSON numbers with the same digits.
 - Times: responses are RFC 3339 UTC with milliseconds. Requests accept RFC 3339, offsets without a colon (+0000), and datetimes without an offset (UTC); date filters also take YYYY-MM-DD and DD/MM/YY, read in the merchant's time zone.
@@ -140,6 +141,9 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		},
 	}
 	doc.Webhooks = webhooksSection(g)
+	// A broken example file fails TestOpenAPIExamples; the document is
+	// served without examples rather than not at all.
+	recorded, _ := examples()
 	for _, rt := range a.routes {
 		path := rt.path
 		if rt.raw {
@@ -190,17 +194,13 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			ok["content"] = map[string]any{media: map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok
-		for _, code := range documentedErrors(rt) {
-			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
-				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
-		}
-		{
-			responses["500"] = map[string]any{"description": "Internal error (code INTERNAL, with request_id).",
-				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
-			responses["503"] = map[string]any{"description": "The database is unavailable for a moment (restarting, or failing over to its standby): code SERVICE_UNAVAILABLE, with Retry-After; nothing was done, and the request may be retried with the same Idempotency-Key.",
-				"content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		for status, codes := range routeErrors(rt) {
+			responses[strconv.Itoa(status)] = errorResponse(status, codes, errRef)
 		}
 		op["responses"] = responses
+		if ex, ok := recorded[operationID(rt)]; ok {
+			addExamples(op, ex)
+		}
 		if doc.Paths[path] == nil {
 			doc.Paths[path] = map[string]any{}
 		}
@@ -209,36 +209,40 @@ func (a *API) buildOpenAPI() openAPIDoc {
 	return doc
 }
 
-// documentedErrors are the error statuses a route may answer: its own, and
-// those every route of its kind shares (authentication and its throttle,
-// validation of parameters and bodies, body limits, sandbox routes in
-// production, idempotency).
-func documentedErrors(rt route) []int {
-	set := map[int]bool{}
-	for _, c := range rt.errors {
-		set[c] = true
+// errorResponse documents one error status of an operation: the codes it
+// answers there (an enum on errors.code), what each means, and an example of each.
+func errorResponse(status int, codes []errorCode, errRef map[string]any) map[string]any {
+	names := make([]string, len(codes))
+	lines := make([]string, len(codes))
+	examples := map[string]any{}
+	for i, c := range codes {
+		names[i] = c.code
+		lines[i] = "- " + c.code + ": " + c.meaning
+		examples[c.code] = map[string]any{"summary": c.meaning, "value": errorExample(c)}
 	}
-	if rt.auth != authNone {
-		set[http.StatusUnauthorized], set[http.StatusTooManyRequests] = true, true
+	only := map[string]any{"type": "object", "properties": map[string]any{
+		"errors": map[string]any{"type": "object", "properties": map[string]any{
+			"code": map[string]any{"type": "string", "enum": names}}}}}
+	return map[string]any{
+		"description": http.StatusText(status) + ". Codes:\n" + strings.Join(lines, "\n"),
+		"content": map[string]any{"application/json": map[string]any{
+			"schema":   map[string]any{"allOf": []any{errRef, only}},
+			"examples": examples,
+		}},
 	}
-	if len(rt.params) > 0 || rt.body != nil || rt.form != nil {
-		set[http.StatusUnprocessableEntity] = true
+}
+
+// errorExample is an answer with code c as payd writes it.
+func errorExample(c errorCode) errorBody {
+	d := errorDetail{Code: c.code, Message: c.meaning}
+	switch {
+	case c.status >= 500:
+		d.RequestID = "5f2b7c1e9a4d4c3b"
+	case c.code == fault.CodeValidation && c.status == http.StatusUnprocessableEntity:
+		d.Message = "<member> <what is wrong with it>"
+		d.Fields = map[string]string{"<member>": "<what is wrong with it>"}
 	}
-	if rt.body != nil || rt.form != nil {
-		set[http.StatusBadRequest], set[http.StatusRequestEntityTooLarge], set[http.StatusUnsupportedMediaType] = true, true, true
-	}
-	if rt.method == http.MethodPost || rt.method == http.MethodPut {
-		set[http.StatusConflict], set[http.StatusUnprocessableEntity] = true, true // Idempotency-Key in flight, reused
-	}
-	if rt.sandboxOnly {
-		set[http.StatusNotFound] = true // production
-	}
-	out := make([]int, 0, len(set))
-	for c := range set {
-		out = append(out, c)
-	}
-	sort.Ints(out)
-	return out
+	return errorBody{Errors: d}
 }
 
 // formSchema describes a multipart body: text parts as strings, files as binary.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"payd/internal/fault"
 	"payd/internal/payid"
 )
 
@@ -12,33 +13,33 @@ func (a *API) payidRoutes() []route {
 	return []route{
 		{method: "POST", path: "/v1/merchants/create_payment", auth: authKeys, summary: "Create a one-time PayID payment request (AUD).",
 			description: "The request gets a PayID of its own (request_payid), never handed out before or after. amount is AUD with at most 2 decimals within 20.00 to 10,000.00 (422 AMOUNT_OUT_OF_RANGE); gst (AU merchants only) adds 10 %; expired_at at least 15 minutes and at most 30 days ahead on the merchant's clock (default 24 hours); emails up to 10 valid addresses; metadata any JSON object (at most 4 KB, nested at most 5 deep), echoed here and in every webhook. Every status change is a payment_request.<status> webhook to payment_request_notification, its authorization_header sent verbatim as Authorization.",
-			body:        payid.CreateRequest{}, response: payid.PaymentRequest{}, status: 201, errors: []int{401, 422},
+			body:        payid.CreateRequest{}, response: payid.PaymentRequest{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeAmountOutOfRange, payid.CodeGSTNotAllowed, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.PayIDs.Create), merchantLane: true},
 		{method: "GET", path: "/v1/payment_requests/status", auth: authKeys, summary: "A payment request's status, by id or PayID (id wins; neither is a 422).",
-			params: lookup, response: payid.StatusView{}, status: 200, errors: []int{401, 404, 422}, handle: a.paymentRequestStatus},
+			params: lookup, response: payid.StatusView{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.paymentRequestStatus},
 		{method: "GET", path: "/v1/payment_requests/detail", auth: authKeys, summary: "A whole payment request, by id or PayID (id wins): the object its webhooks carry.",
-			params: lookup, response: payid.PaymentRequest{}, status: 200, errors: []int{401, 404, 422}, handle: a.paymentRequestDetail},
+			params: lookup, response: payid.PaymentRequest{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.paymentRequestDetail},
 		{method: "GET", path: "/v1/payment_requests", auth: authKeys, summary: "The merchant's payment requests, newest first, 20 a page.",
 			params: append([]param{
 				{name: "from_date", typ: "string", doc: "Created at or after (date or RFC 3339)."},
 				{name: "to_date", typ: "string", doc: "Created before this time, or on or before this date."},
 			}, pagingParams...),
-			response: pageList[payid.PaymentRequest]{}, status: 200, errors: []int{401, 422}, handle: a.listPaymentRequests},
+			response: pageList[payid.PaymentRequest]{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listPaymentRequests},
 		{method: "POST", path: "/v1/payment_requests/cancel_payid", auth: authKeys, summary: "Cancel a pending payment request.",
 			description: "The request becomes expired with cancelled_at set, and its PayID is deregistered for good (a payment into it is refused). A request that is not pending is 409 INVALID_STATE naming its status (CONTRACT §16).",
-			body:        payid.CancelRequest{}, response: payid.PaymentRequest{}, status: 200, errors: []int{401, 404, 409, 422},
+			body:        payid.CancelRequest{}, response: payid.PaymentRequest{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: jsonHandler(a, http.StatusOK, a.PayIDs.Cancel), merchantLane: true},
 		{method: "POST", path: "/v1/payment_requests/return", auth: authKeys, summary: "Send a received request's payment back to the payer.",
 			description: "The amount paid moves from available to outgoing (422 INSUFFICIENT_FUNDS when available is short: the fee is not refunded) and the request is return_pending; when the payer's bank accepts it, return_received; when it does not in time, return_expired with the funds back in available. A request that is not received is 409 INVALID_STATE.",
-			body:        payid.ReturnRequest{}, response: payid.PaymentRequest{}, status: 200, errors: []int{401, 404, 409, 422},
+			body:        payid.ReturnRequest{}, response: payid.PaymentRequest{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.PayIDs.Return), merchantLane: true},
 		{method: "POST", path: "/v1/payment_requests/simulate_payment", auth: authKeys, sandboxOnly: true, summary: "Sandbox: a payer pays into one of the caller's PayIDs over NPP.",
 			description: "A pending request paid its exact total is received (incoming, then available less the fee). Any other amount is sent back: return_pending, then return_received (return_rejected when the payer's bank refuses it, in the sandbox when the payer's name contains [sandbox:reject]: the money then stays held in incoming, its balance record waiting, for the operator to resolve with the payer); it is never credited to available. A static PayID takes any amount, each payment its own record and static_payid.payment webhook. A PayID whose request was paid, cancelled or expired is deregistered: 422 PAYID_DEREGISTERED. An unknown PayID, or another merchant's, is a 404.",
-			body:        payid.Payment{}, response: payid.Receipt{}, status: 200, errors: []int{401, 404, 422},
+			body:        payid.Payment{}, response: payid.Receipt{}, status: 200, codes: []string{fault.CodeNotFound, payid.CodeDeregistered, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.PayIDs.SimulatePayment), merchantLane: true},
 		{method: "POST", path: "/v1/customers/create_static_open_payid", auth: authKeys, summary: "Give a customer a static open PayID (AUD).",
 			description: "One per merchant customer id (external_id): a repeat is 409 ALREADY_EXISTS naming the existing one. Each payment into it is credited as its own record and sent as a static_payid.payment webhook to customer_notification.",
-			body:        payid.StaticRequest{}, response: payid.StaticPayID{}, status: 201, errors: []int{401, 409, 422},
+			body:        payid.StaticRequest{}, response: payid.StaticPayID{}, status: 201, codes: []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeAlreadyExists},
 			handle: jsonHandler(a, http.StatusCreated, a.PayIDs.CreateStatic), merchantLane: true},
 		{method: "GET", path: "/v1/customers/get_static_open_payids", auth: authKeys, summary: "The merchant's static open PayIDs, newest first.",
 			params: append([]param{
@@ -46,13 +47,13 @@ func (a *API) payidRoutes() []route {
 				{name: "payid", typ: "string", doc: "Only this PayID."},
 				{name: "customer_id", typ: "string", doc: "Only the customer with this id (external_id)."},
 			}, pagingParams...),
-			response: pageList[payid.StaticPayID]{}, status: 200, errors: []int{401, 422}, handle: a.listStaticPayIDs},
+			response: pageList[payid.StaticPayID]{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listStaticPayIDs},
 		{method: "GET", path: "/v1/customers/static_payid_payments", auth: authKeys, summary: "Payments into the merchant's static PayIDs, newest first.",
 			params: append([]param{
 				{name: "payid", typ: "string", doc: "Only payments into this PayID."},
 				{name: "customer_id", typ: "string", doc: "Only payments into this customer's PayID."},
 			}, pagingParams...),
-			response: pageList[payid.StaticPayment]{}, status: 200, errors: []int{401, 422}, handle: a.listStaticPayments},
+			response: pageList[payid.StaticPayment]{}, status: 200, handle: a.listStaticPayments},
 	}
 }
 

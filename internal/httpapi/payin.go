@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"payd/internal/fault"
 	"payd/internal/payin"
 	"payd/internal/store"
 )
@@ -21,18 +22,19 @@ type statusOK struct {
 
 func (a *API) payinRoutes() []route {
 	uuidParam := []param{{name: "uuid", typ: "string", required: true, doc: "The payin's uuid."}}
-	payinErrors := []int{400, 401, 404, 409, 413, 415, 422}
+	payinCodes := []string{fault.CodeNotFound, fault.CodeCurrency, payin.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed,
+		payin.CodeContactRequired, payin.CodeKYCRequired}
 	return []route{
 		{method: "GET", path: "/v2/payins/payin_methods", auth: authKeys, summary: "Payin methods enabled for the calling app's currency.",
-			response: payinMethodList{}, status: 200, errors: []int{401}, handle: a.payinMethods},
+			response: payinMethodList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinMethods},
 		{method: "GET", path: "/v2/payins/payin_method/params", auth: authKeys, summary: "The fields to collect for a payin method.",
 			params:   []param{{name: "payin_method_name", typ: "string", required: true, doc: "A method code from payin_methods."}},
-			response: payinMethodParams{}, status: 200, errors: []int{401, 422}, handle: a.payinMethodParams},
+			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeMethodNotEnabled}, handle: a.payinMethodParams},
 		{method: "POST", path: "/v2/payins", auth: authKeys, summary: "Create a payin.",
 			description: "Rules: currency must be the app's; the method must be enabled; amount within the method's limits (422 AMOUNT_OUT_OF_RANGE); VND, JPY, XAF, KRW and XOF amounts are rounded and the recorded amount returned; gst only for AU merchants in AUD (422 GST_NOT_ALLOWED), adding 10 %; the method's mandatory payin_method_params (422 VALIDATION_FAILED naming payin_method_params.<name>); require_contact methods need a contact with that email (422 CONTACT_REQUIRED), require_kyc methods its KYC approved (422 KYC_REQUIRED). OTP methods (kr_bank_va_kyc_krw, mobile money) start at stage authorize_otp.",
-			body:        payin.Request{}, response: payin.Payin{}, status: 201, errors: payinErrors, handle: jsonHandler(a, http.StatusCreated, a.Payins.Create)},
+			body:        payin.Request{}, response: payin.Payin{}, status: 201, codes: payinCodes, handle: jsonHandler(a, http.StatusCreated, a.Payins.Create)},
 		{method: "GET", path: "/v2/payins/detail", auth: authKeys, summary: "One payin.", params: uuidParam,
-			response: payin.Payin{}, status: 200, errors: []int{401, 404}, handle: a.payinDetail},
+			response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinDetail},
 		{method: "GET", path: "/v2/payins/all", auth: authKeys, summary: "The caller's payins in its currency, newest first.",
 			params: append([]param{
 				{name: "from_date", typ: "string", doc: "Created at or after (date or RFC 3339)."},
@@ -40,20 +42,20 @@ func (a *API) payinRoutes() []route {
 				{name: "status", typ: "string", doc: "Only payins in this status."},
 				{name: "external_id", typ: "string", doc: "Only payins with this external_id."},
 			}, pagingParams...),
-			response: pageList[payin.Payin]{}, status: 200, errors: []int{401, 422}, handle: a.listPayins},
+			response: pageList[payin.Payin]{}, status: 200, handle: a.listPayins},
 		{method: "POST", path: "/v2/payins/bank/confirm_otp", auth: authKeys, summary: "Confirm the OTP of a payin at stage authorize_otp.",
 			description: "The right code (sandbox: 123456) clears the stage and answers the payment details, also sent by webhook (X-Event-Type payin.pay_code). A wrong code or a payin not waiting for an OTP is a 400 (OTP_INVALID); the fifth wrong code fails the payin.",
-			body:        payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, errors: []int{400, 401, 404}, handle: a.confirmOTP},
+			body:        payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeOTPInvalid}, handle: a.confirmOTP},
 		{method: "POST", path: "/v2/payins/confirm_otp", auth: authKeys, summary: "Alias of /v2/payins/bank/confirm_otp.",
-			body: payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, errors: []int{400, 401, 404}, handle: a.confirmOTP},
+			body: payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeOTPInvalid}, handle: a.confirmOTP},
 		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.", merchantLane: true,
 			description: "status completed → received (the money lands in incoming, then available less fees and reserve); failed → failed. A payin awaiting its OTP must be confirmed first (409).",
-			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, errors: payinErrors, handle: a.simulatePayin},
+			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}, handle: a.simulatePayin},
 		{method: "POST", path: "/v2/payins/refund", auth: authKeys, summary: "Refund a received payin, in full or in part.",
 			description: "Refunds never add up to more than was paid. The payin becomes return_pending (the amount moves from available to outgoing; 422 INSUFFICIENT_FUNDS if available is short), then return_received, or return_expired with the amount back in available.",
-			body:        payin.RefundRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: jsonHandler(a, http.StatusOK, a.Payins.Refund)},
+			body:        payin.RefundRequest{}, response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, payin.CodeNotRefundable, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}, handle: jsonHandler(a, http.StatusOK, a.Payins.Refund)},
 		{method: "POST", path: "/v2/payins/cancel", auth: authKeys, summary: "Cancel a pending payin.",
-			body: payin.UUIDRequest{}, response: payin.Payin{}, status: 200, errors: payinErrors, handle: jsonHandler(a, http.StatusOK, a.Payins.Cancel)},
+			body: payin.UUIDRequest{}, response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, payin.CodeNotCancellable}, handle: jsonHandler(a, http.StatusOK, a.Payins.Cancel)},
 	}
 }
 

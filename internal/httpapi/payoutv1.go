@@ -19,11 +19,12 @@ import (
 const maxPayoutFileBodyBytes = payout.MaxFileBytes + 64<<10
 
 func (a *API) payoutV1Routes() []route {
-	v1Errors := []int{400, 401, 409, 413, 415, 422}
+	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, payout.CodeMethodNotEnabled, payout.CodeMixedAddressing, fault.CodeAlreadyExists,
+		fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}
 	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout whose transactions all failed (or that was rejected or expired). The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
 	return []route{
 		{method: "POST", path: "/v1/payouts", auth: authKeys, summary: "Create a v1 AUD payout.", description: rules,
-			body: payout.V1Request{}, response: payout.V1Payout{}, status: 201, errors: v1Errors,
+			body: payout.V1Request{}, response: payout.V1Payout{}, status: 201, codes: v1Codes,
 			handle: jsonHandler(a, http.StatusCreated, a.Payouts.CreateV1), merchantLane: true},
 		{method: "POST", path: "/v1/payouts/file", auth: authKeys, maxBody: maxPayoutFileBodyBytes, summary: "Create a v1 AUD payout from a CSV batch file (multipart/form-data).",
 			description: "Part file: CSV, UTF-8 with or without a byte-order mark, at most 1 MB (413) and 1,000 transactions, a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
@@ -37,10 +38,10 @@ func (a *API) payoutV1Routes() []route {
 				{name: "external_id", doc: "Up to 100 characters."},
 				{name: "webhook_notification", doc: "A JSON object {\"endpoint_url\",\"authorization_header\"}."},
 			},
-			response: payout.V1Payout{}, status: 201, errors: v1Errors, handle: a.createPayoutFile, merchantLane: true},
+			response: payout.V1Payout{}, status: 201, codes: v1Codes, handle: a.createPayoutFile, merchantLane: true},
 		{method: "GET", path: "/v1/payouts/detail", auth: authKeys, summary: "One v1 payout, by id or uuid (id wins).",
 			params:   []param{{name: "id", typ: "integer", doc: "The payout's integer id."}, {name: "uuid", typ: "string", doc: "The payout's uuid."}},
-			response: payout.V1Payout{}, status: 200, errors: []int{401, 404, 422}, handle: a.payoutV1Detail},
+			response: payout.V1Payout{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payoutV1Detail},
 	}
 }
 

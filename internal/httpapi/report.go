@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"payd/internal/fault"
 	"payd/internal/report"
 )
 
@@ -21,7 +22,7 @@ func (a *API) reportRoutes() []route {
 				{name: "cursor", typ: "string", doc: "next_cursor of the previous page."},
 				{name: "size", typ: "integer", doc: "Reports per page, 1 to 100 (default 20)."},
 			},
-			response: report.Page{}, status: 200, errors: []int{401, 404, 422}, handle: a.listReports},
+			response: report.Page{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listReports},
 		{method: "GET", path: report.FilePath, auth: authNone, summary: "A report's CSV file, through the signed link of its file_url.",
 			description: "No headers needed: the link's signature is the authorisation. An altered link, one past its expiry (3 minutes after it was listed, on the merchant's clock), or one naming a report that is not the merchant's, is 403 LINK_INVALID, all alike.",
 			params: []param{
@@ -31,7 +32,7 @@ func (a *API) reportRoutes() []route {
 				{name: "key", typ: "string", required: true, doc: "The signing key's id."},
 				{name: "signature", typ: "string", required: true, doc: "HMAC-SHA256 (base64url) over merchant, report, expiry and key."},
 			},
-			contentType: report.ContentType, response: csvFile(""), status: 200, errors: []int{403}, handle: a.reportFile},
+			contentType: report.ContentType, response: csvFile(""), status: 200, codes: []string{report.CodeLinkInvalid}, handle: a.reportFile},
 	}
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"payd/internal/fault"
 	"payd/internal/settlement"
 )
 
@@ -11,21 +12,21 @@ func (a *API) settlementRoutes() []route {
 	return []route{
 		{method: "GET", path: "/v2/settlements/config", auth: authKeys, summary: "A payments account's settlement config.",
 			description: "on_demand with no beneficiary until it is first set.",
-			params:      []param{currency}, response: settlement.Config{}, status: 200, errors: []int{401, 404, 422}, handle: a.settlementConfig},
+			params:      []param{currency}, response: settlement.Config{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.settlementConfig},
 		{method: "PUT", path: "/v2/settlements/config", auth: authKeys, summary: "Set a payments account's settlement frequency and beneficiary.",
 			description: "Any payments account currency (CONTRACT §16). frequency end_of_day settles everything withdrawable at the end of each local day in the merchant's time zone (once a day, DST included; a day missed while payd was down is settled when it starts), on_demand only when asked. Exactly one beneficiary: the merchant's treasury account of the same currency (treasury_account_id: its account number), or an external_bank_account validated per currency (AUD: bsb; JPY: Zengin bank_code and branch_code from the directory, account_type; VND: the NAPAS BIN as bank_code; others: swift_code). A change applies to later settlements only: a settlement keeps the beneficiary it was submitted with.",
-			body:        settlement.ConfigRequest{}, response: settlement.Config{}, status: 200, errors: []int{401, 404, 422},
+			body:        settlement.ConfigRequest{}, response: settlement.Config{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: jsonHandler(a, http.StatusOK, a.Settlements.PutConfig), merchantLane: true},
 		{method: "POST", path: "/v2/settlements", auth: authKeys, summary: "Settle now.",
 			description: "amount, or all of the withdrawable balance less the fee when absent, plus the fee (AUD 1.00, USD 5.00, JPY 250; others none) moves from available to outgoing as one balance record (transaction_type settlement): more than withdrawable is 422 INSUFFICIENT_FUNDS; no beneficiary set is 422 NO_BENEFICIARY. The settlement is processing; JPY, VND, IDR and INR first wait for the funding check (sandbox: an hour on the merchant's clock), AUD never. Into a treasury account it completes at once (a transfer_in record there); to a bank account when the rail confirms (completed) or refuses (failed: amount and fee back to available; sandbox: account_number 000000000 fails). Each change is a settlement.<status> webhook to the config's webhook_notification.",
-			body:        settlement.SubmitRequest{}, response: settlement.Settlement{}, status: 201, errors: []int{401, 404, 422},
+			body:        settlement.SubmitRequest{}, response: settlement.Settlement{}, status: 201, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, settlement.CodeNoBeneficiary, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusCreated, a.Settlements.Submit), merchantLane: true},
 		{method: "GET", path: "/v2/settlements", auth: authKeys, summary: "The account's settlements, newest first.",
 			params:   append([]param{currency}, pagingParams...),
-			response: pageList[settlement.Settlement]{}, status: 200, errors: []int{401, 422}, handle: a.listSettlements},
+			response: pageList[settlement.Settlement]{}, status: 200, handle: a.listSettlements},
 		{method: "GET", path: "/v2/settlements/detail", auth: authKeys, summary: "One settlement: the object its webhooks carry.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The settlement's uuid."}},
-			response: settlement.Settlement{}, status: 200, errors: []int{401, 404, 422}, handle: a.settlementDetail},
+			response: settlement.Settlement{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.settlementDetail},
 	}
 }
 

@@ -21,15 +21,15 @@ func (a *API) webhookRoutes() []route {
 		{method: "GET", path: "/v2/webhooks/deliveries", auth: authKeys,
 			summary:  "The webhook events about a record and every delivery attempt.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The record's uuid (or id)."}},
-			response: deliveryList{}, status: 200, errors: []int{401, 422}, handle: a.listDeliveries},
+			response: deliveryList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listDeliveries},
 		{method: "POST", path: "/v2/webhooks/deliveries/resend", auth: authKeys,
 			summary:     "Send a webhook event again.",
 			description: "Queues another attempt now, whatever the event's state; if it fails, the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) starts over. The webhook-id stays the same.",
-			body:        resendRequest{}, response: webhook.Delivery{}, status: 200, errors: []int{400, 401, 404, 422}, handle: a.resendDelivery},
+			body:        resendRequest{}, response: webhook.Delivery{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.resendDelivery},
 		{method: "POST", path: "/v2/webhooks/test", auth: authKeys,
 			summary:     "Send a ping event to a receiver, through the same path as every event.",
 			description: "The ping is signed, retried and logged like any event (X-Event-Type: ping). Production accepts only https endpoints on public addresses.",
-			body:        webhook.Target{}, response: webhook.Delivery{}, status: 201, errors: []int{400, 401, 422}, handle: a.testWebhook},
+			body:        webhook.Target{}, response: webhook.Delivery{}, status: 201, codes: []string{fault.CodeNotFound}, handle: a.testWebhook},
 	}
 }
 

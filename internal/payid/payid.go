@@ -42,6 +42,8 @@ const (
 // Error codes of the PayID rules.
 const (
 	CodeDeregistered = "PAYID_DEREGISTERED"
+	// CodeGSTNotAllowed: gst is for AU merchants only (as for payins).
+	CodeGSTNotAllowed = "GST_NOT_ALLOWED"
 )
 
 // currency is the only currency of PayID.

@@ -199,7 +199,7 @@ func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time
 	c.amount, c.total = amount, amount
 	if r.GST {
 		if p.Country != "AU" {
-			return checked{}, fault.Rule("GST_NOT_ALLOWED", "gst may be true only for AU merchants")
+			return checked{}, fault.Rule(CodeGSTNotAllowed, "gst may be true only for AU merchants")
 		}
 		c.gstAmount = money.Percent(amount, gstBPS)
 		c.total += c.gstAmount

@@ -40,11 +40,17 @@ const (
 	LockFor   = 15 * time.Minute
 )
 
+// Error codes of sign-in.
+const (
+	CodeLoginFailed  = "LOGIN_FAILED"
+	CodeTOTPRequired = "TOTP_REQUIRED"
+)
+
 // Errors of sign-in: one answer for a wrong password and an unknown email.
 var (
-	ErrBadLogin = fault.New(fault.Unauthenticated, "LOGIN_FAILED", "the email or password is wrong")
+	ErrBadLogin = fault.New(fault.Unauthenticated, CodeLoginFailed, "the email or password is wrong")
 	ErrLocked   = fault.New(fault.RateLimited, fault.CodeRateLimited, "too many failed sign-ins: try again in 15 minutes")
-	ErrNoTOTP   = fault.New(fault.Unauthenticated, "TOTP_REQUIRED", "enter the code of your authenticator app")
+	ErrNoTOTP   = fault.New(fault.Unauthenticated, CodeTOTPRequired, "enter the code of your authenticator app")
 	errExpired  = fault.New(fault.Unauthenticated, fault.CodeRequireLogin, "the session has ended: sign in again")
 )
 

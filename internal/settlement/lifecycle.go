@@ -152,6 +152,10 @@ func (r row) view() (Settlement, error) {
 	return v, nil
 }
 
+// CodeNoBeneficiary refuses a settlement of an account whose settlement
+// config has no beneficiary yet.
+const CodeNoBeneficiary = "NO_BENEFICIARY"
+
 // settle submits a settlement of amount (0: everything withdrawable less
 // the fee) from acc to its configured beneficiary. eodDate marks an
 // end-of-day settlement: one per account and local date.
@@ -161,7 +165,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, a
 		return row{}, err
 	}
 	if cfg.UpdatedAt == nil {
-		return row{}, fault.Rule("NO_BENEFICIARY", "set a beneficiary first: PUT /v2/settlements/config")
+		return row{}, fault.Rule(CodeNoBeneficiary, "set a beneficiary first: PUT /v2/settlements/config")
 	}
 	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
 		return row{}, err
