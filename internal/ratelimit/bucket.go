@@ -225,9 +225,12 @@ func (l *Limiter) refill(ctx context.Context, merchantID string, kind Kind, le *
 		return err
 	}
 	le.rate, le.shared, le.tokens, le.expires = g.rate, g.left, g.granted, now.Add(leaseLife)
-	if g.granted == 0 {
-		// One request's worth arrives in 1000/rate ms; ask again then.
-		le.emptyTill = now.Add(time.Duration((1000+g.rate-1)/g.rate) * time.Millisecond)
+	if want := max(g.rate/leaseParts, 1); g.left < want {
+		// The bucket cannot fund another lease: once these tokens are
+		// spent, refuse from here until a lease's worth has arrived
+		// (want×1000/rate ms), so that a merchant far over its limit costs
+		// the database one write per lease, not one per refused moment.
+		le.emptyTill = now.Add(time.Duration((want*1000+g.rate-1)/g.rate) * time.Millisecond)
 	}
 	return nil
 }
