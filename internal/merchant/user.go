@@ -127,6 +127,17 @@ func HashPassword(password string) (string, error) {
 	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
+// currentParams is the parameter part of a hash HashPassword makes now.
+var currentParams = fmt.Sprintf("m=%d,t=%d,p=%d", argonMemory, argonTime, argonThreads)
+
+// NeedsRehash reports whether hash was made with other parameters than
+// HashPassword uses now (the 64 MiB ones of before, say): a sign-in that
+// proves the password then stores a fresh hash.
+func NeedsRehash(hash string) bool {
+	parts := strings.Split(hash, "$")
+	return len(parts) != 6 || parts[1] != "argon2id" || parts[3] != currentParams
+}
+
 // CheckPassword reports whether password matches a HashPassword hash, in constant time.
 func CheckPassword(hash, password string) bool {
 	parts := strings.Split(hash, "$")

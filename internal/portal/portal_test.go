@@ -2,12 +2,15 @@ package portal_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pquerna/otp/totp"
+	"golang.org/x/crypto/argon2"
 
 	"payd/internal/fault"
 	"payd/internal/merchant"
@@ -65,6 +68,51 @@ func TestLoginLockout(t *testing.T) {
 		e.Clock.Advance(time.Second)
 		if _, err := login(e, "victim@shop.example", password, ""); err != nil {
 			t.Errorf("after 15 minutes: %v, want a session", err)
+		}
+	})
+}
+
+// TestSignInRehashesOldParameters: a password hashed with the earlier
+// 64 MiB parameters still signs in, and that sign-in stores a hash with
+// today's; a wrong password changes nothing.
+func TestSignInRehashesOldParameters(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		m := e.Merchant(t, "AUD")["AUD"]
+		u := user(t, e, m.MerchantID, "old@shop.example", merchant.Admin)
+		salt := []byte("0123456789abcdef")
+		enc := base64.RawStdEncoding
+		old := fmt.Sprintf("$argon2id$v=19$m=65536,t=2,p=1$%s$%s", enc.EncodeToString(salt),
+			enc.EncodeToString(argon2.IDKey([]byte(password), salt, 2, 64*1024, 1, 32)))
+		if err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, old, u.UserID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		stored := func() string {
+			var h string
+			if err := e.DB.Read().QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = $1`, u.UserID).Scan(&h); err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		if _, err := login(e, "old@shop.example", "wrong password!", ""); !errors.Is(err, portal.ErrBadLogin) {
+			t.Fatalf("wrong password: %v", err)
+		}
+		if got := stored(); got != old {
+			t.Fatalf("a failed sign-in changed the hash to %s", got)
+		}
+		if _, err := login(e, "old@shop.example", password, ""); err != nil {
+			t.Fatalf("sign in with a 64 MiB hash: %v", err)
+		}
+		got := stored()
+		if got == old || merchant.NeedsRehash(got) || !merchant.CheckPassword(got, password) {
+			t.Errorf("after sign-in the hash is %s, want one with today's parameters that checks", got)
+		}
+		if _, err := login(e, "old@shop.example", password, ""); err != nil {
+			t.Errorf("sign in with the new hash: %v", err)
 		}
 	})
 }

@@ -155,9 +155,22 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 	}
 	u.HasTOTP = totp != ""
 	sess := Session{User: u, Token: NewToken(), CSRF: NewToken()}
+	var rehash string
+	if merchant.NeedsRehash(hash) {
+		if rehash, err = merchant.HashPassword(c.Password); err != nil {
+			return Session{}, 0, fmt.Errorf("sign in: %w", err)
+		}
+	}
 	err = s.db.Exec(ctx, func(tx *store.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_login_failures WHERE email = $1`, email); err != nil {
 			return err
+		}
+		if rehash != "" {
+			// Unless the password changed meanwhile, the proven password's
+			// hash moves to today's parameters.
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3`, rehash, u.ID, hash); err != nil {
+				return err
+			}
 		}
 		if totp != "" {
 			// The code is used up: the same code cannot open a second session.
