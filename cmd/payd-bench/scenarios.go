@@ -351,12 +351,20 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (resul
 		cmu.Unlock()
 		return false, nil
 	})
+	// Wait for every committed event by id: counting is not enough, since
+	// requests cut off when the scenario ended may have committed events
+	// the receiver also gets.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		mu.Lock()
-		n := len(received)
+		missing := 0
+		for id := range committed {
+			if _, ok := received[id]; !ok {
+				missing++
+			}
+		}
 		mu.Unlock()
-		if n >= len(committed) {
+		if missing == 0 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
