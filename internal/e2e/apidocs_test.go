@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -28,7 +29,14 @@ func TestAPIDocsRenderOffline(t *testing.T) {
 	if status := open(t, tab, p.root+"/api/docs"); status != 200 {
 		t.Fatalf("GET /api/docs: %d", status)
 	}
-	browse(t, tab, chromedp.WaitVisible(chromedp.CSS(".opblock")))
+	// The viewer parses the whole document (about 1.4 MB with its examples)
+	// before it draws: on a machine busy with the rest of the suite that
+	// can take longer than one ordinary browser step.
+	drawn, cancel := context.WithTimeout(tab, 4*browserStepTimeout)
+	defer cancel()
+	if err := chromedp.Do(drawn, chromedp.WaitVisible(chromedp.CSS(".opblock"))); err != nil {
+		t.Fatalf("the reference was not drawn: %v", err)
+	}
 	if got := read(t, tab, chromedp.Evaluate[int](`document.querySelectorAll('.opblock').length`)); got != operations {
 		t.Errorf("the page shows %d operations, the document has %d", got, operations)
 	}

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/routers"
+
+	"payd/internal/httpapi"
 )
 
 // The OpenAPI document's examples are real exchanges: with -update, the
@@ -29,16 +31,6 @@ const (
 	examplesDir     = "../httpapi/testdata/examples"
 	maxExampleBytes = 3 << 10
 )
-
-// example is the golden file of one operation (the shape httpapi reads).
-type example struct {
-	Method   string          `json:"method"`
-	Path     string          `json:"path"`
-	Query    string          `json:"query,omitempty"`
-	Status   int             `json:"status"`
-	Request  json.RawMessage `json:"request,omitempty"`
-	Response json.RawMessage `json:"response"`
-}
 
 // recorded holds the size of the example written for each operation in
 // this run, so a richer exchange (under the bound) replaces a poorer one.
@@ -62,7 +54,7 @@ func (p *payd) recordExample(router routers.Router, hr *http.Request, reqBody []
 	if err != nil || route.Operation == nil {
 		return
 	}
-	ex := example{Method: hr.Method, Path: strings.TrimPrefix(hr.URL.Path, "/api"), Query: p.normalise(hr.URL.RawQuery), Status: status}
+	ex := httpapi.Example{Method: hr.Method, Path: strings.TrimPrefix(hr.URL.Path, "/api"), Query: p.normalise(hr.URL.RawQuery), Status: status}
 	ex.Request = p.exampleRequest(hr.Header.Get("Content-Type"), reqBody)
 	ex.Response = p.exampleBody(resHeader.Get("Content-Type"), resBody)
 	if ex.Response == nil || (len(reqBody) > 0 && ex.Request == nil) {

@@ -15,8 +15,9 @@ import (
 //go:embed testdata/examples/*.json
 var exampleFiles embed.FS
 
-// example is one recorded exchange.
-type example struct {
+// Example is one recorded exchange, as the golden files hold it (the
+// end-to-end tests write them).
+type Example struct {
 	Method string `json:"method"`
 	Path   string `json:"path"`
 	Query  string `json:"query,omitempty"`
@@ -27,18 +28,18 @@ type example struct {
 }
 
 // examples reads the recorded exchanges, by operation id.
-func examples() (map[string]example, error) {
+func examples() (map[string]Example, error) {
 	names, err := fs.Glob(exampleFiles, "testdata/examples/*.json")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]example{}
+	out := map[string]Example{}
 	for _, name := range names {
 		raw, err := exampleFiles.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
-		var ex example
+		var ex Example
 		if err := json.Unmarshal(raw, &ex); err != nil {
 			return nil, err
 		}
@@ -50,7 +51,7 @@ func examples() (map[string]example, error) {
 
 // addExamples puts an operation's recorded exchange into its request body
 // and its answer.
-func addExamples(op map[string]any, ex example) {
+func addExamples(op map[string]any, ex Example) {
 	summary := ex.Method + " " + ex.Path
 	if ex.Query != "" {
 		summary += "?" + ex.Query

@@ -158,15 +158,15 @@ func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFun
 			a.fail(w, r, err)
 			return
 		}
-		if appID != "" && appID == p.AppID {
-			a.limiter.Remember(appID, p.MerchantID)
-		}
 		d, err := a.limiter.Take(r.Context(), p.MerchantID, kindOf(r.Method))
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
 		if !d.Allowed {
+			if appID != "" && appID == p.AppID {
+				a.limiter.Remember(appID, p.MerchantID) // its next requests are refused early
+			}
 			a.rateLimited(w, r, d)
 			return
 		}

@@ -64,9 +64,9 @@ type Limiter struct {
 
 	mu     sync.Mutex
 	leases map[leaseKey]*lease
-	// apps maps the app-ids this process authenticated to their merchant,
-	// so that a request of a merchant already over its limit is refused
-	// before its credentials cost a database read (see Early).
+	// apps maps the app-ids this process refused to their merchant, so
+	// that the next requests of a merchant over its limit are refused
+	// before their credentials cost a database read (see Early).
 	apps map[string]string
 }
 
@@ -97,7 +97,7 @@ const (
 	maxApps   = 100_000
 )
 
-// Remember notes that appID authenticated as merchantID.
+// Remember notes that appID authenticated as merchantID and was refused.
 func (l *Limiter) Remember(appID, merchantID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
