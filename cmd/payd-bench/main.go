@@ -35,6 +35,9 @@ type settings struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == noisyChild {
+		os.Exit(runNoisyChild())
+	}
 	var s settings
 	db := flag.String("db", "both", "sqlite, postgres or both")
 	flag.IntVar(&s.clients, "clients", 8, "concurrent clients")

@@ -79,12 +79,15 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 			if m := bannerApp.FindStringSubmatch(sc.Text()); m != nil {
 				mu.Lock()
 				p.apps[m[1]] = app{account: m[2], id: m[3], secret: m[4]}
-				if len(p.apps) == 7 {
-					ready <- struct{}{}
-				}
+				seen := len(p.apps)
 				mu.Unlock()
+				if seen == 7 {
+					ready <- struct{}{}
+					break
+				}
 			}
 		}
+		io.Copy(io.Discard, stdout)
 	}()
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -95,8 +98,12 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 				p.base = m[1]
 				mu.Unlock()
 				ready <- struct{}{}
+				break
 			}
 		}
+		// From here on payd's log is only drained: matching each request's
+		// line would charge the load generator for payd's logging.
+		io.Copy(io.Discard, stderr)
 	}()
 	for range 2 {
 		select {

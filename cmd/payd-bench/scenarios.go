@@ -200,7 +200,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	rep.Results = append(rep.Results, payouts...)
 
 	// 5. One merchant at its request limit beside another.
-	noisy, err := measureNoisyNeighbour(ctx, s, bin, dsn, c, pid)
+	noisy, err := measureNoisyNeighbour(ctx, s, p, db, bin, dsn, c, pid)
 	if err != nil {
 		return dbReport{}, err
 	}
@@ -252,7 +252,7 @@ const (
 // fast as its clients go: on this one machine a closed loop of 429s would
 // measure how the load generator and payd share the cores, not how payd
 // isolates merchants.
-func measureNoisyNeighbour(ctx context.Context, s settings, bin, dsn string, normal *client, pid int) ([]result, error) {
+func measureNoisyNeighbour(ctx context.Context, s settings, p *paydProcess, db, bin, dsn string, normal *client, pid int) ([]result, error) {
 	out, err := exec.CommandContext(ctx, bin, "merchant", "create", "--db", dsn, "--name", "Noisy Merchant", "--country", "AU",
 		"--timezone", "Australia/Sydney", "--currencies", "IDR", "--json").Output()
 	if err != nil {
@@ -273,44 +273,44 @@ func measureNoisyNeighbour(ctx context.Context, s settings, bin, dsn string, nor
 		return nil, err
 	}
 	a := created.Accounts[0]
-	noisy := &client{base: normal.base, app: app{account: a.AccountNumber, id: a.AppID, secret: a.SecretKey}, http: normal.http}
 	half := max(s.clients/2, 1)
 	const steady = 200 // the normal merchant's payins per second
-	createPayin := func(c *client, ref string) (int, []byte, error) {
-		return c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
-			"payin_method_name": "id_bank_qris_idr", "external_id": ref}, nil)
-	}
 	normalOp := func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := createPayin(normal, fmt.Sprintf("neighbour-%d-%d", cl, i))
+		status, body, err := normal.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
+			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("neighbour-%d-%d", cl, i)}, nil)
 		return false, expectStatus(status, 201, body, err)
 	}
 	alone := drivePaced(ctx, "neighbour alone", half, s.duration, pid, steady, normalOp)
 	alone.Description = fmt.Sprintf("POST /v2/payins offered at %d/s by one merchant, nobody else busy", steady)
 
 	// beside measures the neighbour while the other merchant offers rate.
-	beside := func(name, otherName string, rate int) (result, result) {
-		var refused atomic.Int64
-		otherCtx, stopOther := context.WithCancel(ctx)
-		otherDone := make(chan result, 1)
-		go func() {
-			otherDone <- drivePaced(otherCtx, otherName, s.clients, s.duration+time.Second, pid, float64(rate), func(ctx context.Context, cl, i int) (bool, error) {
-				status, body, err := createPayin(noisy, fmt.Sprintf("%s-%d-%d", otherName, cl, i))
-				if err == nil && status == http.StatusTooManyRequests {
-					refused.Add(1)
-					return false, nil
-				}
-				return false, expectStatus(status, 201, body, err)
-			})
-		}()
+	beside := func(name, otherName string, rate int) (result, result, error) {
+		stopOther, err := startNoisy(ctx, noisyOrder{Base: normal.base, AppID: a.AppID, Secret: a.SecretKey, Name: otherName,
+			Rate: float64(rate), Clients: s.clients, Duration: s.duration + 5*time.Second})
+		if err != nil {
+			return result{}, result{}, err
+		}
 		near := drivePaced(ctx, name, half, s.duration, pid, steady, normalOp)
-		stopOther()
-		other := <-otherDone
+		other, err := stopOther()
+		if err != nil {
+			return result{}, result{}, err
+		}
+		other.Result.PaydCPU = near.PaydCPU // the same stretch of time
 		near.Description = fmt.Sprintf("the same while another merchant offers payins at %d/s (its limit is %d/s)", rate, noisyRate)
-		other.Description = fmt.Sprintf("the other merchant: %d of its %d requests refused with 429 (limit %d/s)", refused.Load(), other.Requests, noisyRate)
-		return near, other
+		other.Result.Description = fmt.Sprintf("the other merchant, sent by a child process at nice 19: %d of its %d requests refused with 429 (limit %d/s)",
+			other.Refused, other.Result.Requests, noisyRate)
+		return near, other.Result, nil
 	}
-	atLimit, atLimitOther := beside("neighbour beside a merchant at its limit", "merchant at its limit", noisyRate)
-	noisyNear, loud := beside("neighbour beside a noisy merchant", "noisy merchant", noisyOffered)
+	atLimit, atLimitOther, err := beside("neighbour beside a merchant at its limit", "merchant at its limit", noisyRate)
+	if err != nil {
+		return nil, err
+	}
+	stopProfile := p.profile(s, db, "noisy neighbour")
+	noisyNear, loud, err := beside("neighbour beside a noisy merchant", "noisy merchant", noisyOffered)
+	stopProfile()
+	if err != nil {
+		return nil, err
+	}
 	again := drivePaced(ctx, "neighbour alone again", half, s.duration, pid, steady, normalOp)
 	again.Description = "the first row again, after the other merchant stopped: the two alone rows show the noise"
 	return []result{alone, atLimit, atLimitOther, noisyNear, loud, again}, nil

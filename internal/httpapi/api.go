@@ -88,6 +88,7 @@ type API struct {
 	// each merchant to its request rates.
 	throttle *ratelimit.Throttle
 	limiter  *ratelimit.Limiter
+	refusals *refusalLog
 	routes   []route
 	mux      *http.ServeMux
 
@@ -98,7 +99,7 @@ type API struct {
 // New builds the API and its routes.
 func New(d Deps) *API {
 	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), throttle: ratelimit.NewThrottle(d.DB, d.Clock), limiter: ratelimit.NewLimiter(d.DB, d.Clock),
-		mux: http.NewServeMux()}
+		refusals: &refusalLog{log: d.Log}, mux: http.NewServeMux()}
 	for _, rt := range a.table() {
 		if rt.sandboxOnly && d.Env != Sandbox {
 			continue

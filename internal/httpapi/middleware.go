@@ -26,7 +26,15 @@ const (
 	keyPrincipal
 	keyClaim
 	keyClient
+	keyNote
 )
+
+// requestNote is what the handlers tell outer about a request.
+type requestNote struct {
+	// refusedEarly is the merchant whose request Early refused: such
+	// requests are summarised by the refusal log, not logged one by one.
+	refusedEarly string
+}
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(keyRequestID).(string)
@@ -92,7 +100,9 @@ func (a *API) outer(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		client := a.TrustedProxies.Client(r)
+		note := &requestNote{}
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
+		ctx = context.WithValue(ctx, keyNote, note)
 		r = r.WithContext(context.WithValue(ctx, keyClient, client))
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
@@ -111,6 +121,10 @@ func (a *API) outer(next http.Handler) http.Handler {
 			}
 			took := time.Since(started)
 			a.metrics.observeRequest(route, rec.status, took)
+			if note.refusedEarly != "" {
+				a.refusals.note(note.refusedEarly)
+				return
+			}
 			a.log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path, "route", route,
 				"status", rec.status, "duration_ms", float64(took.Microseconds())/1000, "client", client.String(), "remote", r.RemoteAddr)
 		}()
@@ -147,6 +161,9 @@ func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFun
 			appID = ""
 		}
 		if d, refused := a.limiter.Early(appID, kindOf(r.Method)); refused {
+			if note, ok := r.Context().Value(keyNote).(*requestNote); ok {
+				note.refusedEarly = d.MerchantID
+			}
 			a.rateLimited(w, r, d)
 			return
 		}

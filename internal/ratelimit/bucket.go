@@ -55,6 +55,8 @@ type Decision struct {
 	Reset            time.Duration
 	// RetryAfter is when a refused request may succeed.
 	RetryAfter time.Duration
+	// MerchantID is the merchant Early refused.
+	MerchantID string
 }
 
 // Limiter holds the leases this process took from merchants' buckets.
@@ -130,7 +132,9 @@ func (l *Limiter) Early(appID string, kind Kind) (Decision, bool) {
 	if le.tokens > 0 && !now.After(le.expires) || !now.Before(le.emptyTill) {
 		return Decision{}, false
 	}
-	return le.refusal(now), true
+	d := le.refusal(now)
+	d.MerchantID = merchantID
+	return d, true
 }
 
 // refusal is the answer of an empty lease at now.
