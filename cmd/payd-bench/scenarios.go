@@ -191,6 +191,11 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		return dbReport{}, err
 	}
 	rep.Results = append(rep.Results, hooks)
+	drain, err := measureWebhookDrain(ctx, s, p, db, c, pid)
+	if err != nil {
+		return dbReport{}, err
+	}
+	rep.Results = append(rep.Results, drain)
 
 	// 4. Payouts on one account: creation, then completion by the sandbox network.
 	payouts, err := measurePayouts(ctx, s, p, pid)
@@ -455,4 +460,79 @@ func payoutTotal(ctx context.Context, c *client, status string) (int64, error) {
 		return 0, fmt.Errorf("payout list: %w", err)
 	}
 	return page.Total, nil
+}
+
+// measureWebhookDrain measures how fast payd delivers a backlog: the
+// receiver holds every request while events are created (for at most ten
+// seconds, within an attempt's 15 s timeout), then answers them all, and the
+// row is the events delivered per second from that moment until the last
+// arrived. The live webhook row cannot show this: its rate is how fast
+// POST /v2/webhooks/test makes events, not how fast they go out.
+func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db string, c *client, pid int) (result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return result{}, err
+	}
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	received := map[string]time.Time{}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-gate
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		if _, ok := received[r.Header.Get("webhook-id")]; !ok {
+			received[r.Header.Get("webhook-id")] = time.Now()
+		}
+		mu.Unlock()
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	endpoint := "http://" + ln.Addr().String() + "/hook"
+	var cmu sync.Mutex
+	committed := map[string]bool{}
+	fill := drive(ctx, "webhook backlog fill", s.clients, min(s.duration, 10*time.Second), pid, func(ctx context.Context, cl, i int) (bool, error) {
+		status, body, err := c.do(ctx, "POST", "/v2/webhooks/test", map[string]any{"endpoint_url": endpoint}, nil)
+		if err := expectStatus(status, 201, body, err); err != nil {
+			return false, err
+		}
+		var out struct{ ID string }
+		json.Unmarshal(body, &out)
+		cmu.Lock()
+		committed[out.ID] = true
+		cmu.Unlock()
+		return false, nil
+	})
+	stopProfile := p.profile(s, db, "webhook drain")
+	paydBefore, selfBefore := cpuTime(pid), selfCPU()
+	released := time.Now()
+	close(gate)
+	deadline := released.Add(60 * time.Second)
+	var last time.Time
+	missing := len(committed)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		missing = 0
+		for id := range committed {
+			if at, ok := received[id]; !ok {
+				missing++
+			} else if at.After(last) {
+				last = at
+			}
+		}
+		mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := last.Sub(released)
+	stopProfile()
+	r := result{Name: "webhook backlog drain", Requests: int64(len(committed) - missing), Errors: int64(missing), FirstError: fill.FirstError,
+		Description: fmt.Sprintf("%d events held by the receiver while they were created, then delivered: events per second from release to the last receipt", len(committed))}
+	if took > 0 {
+		r.PerSecond = float64(r.Requests) / took.Seconds()
+		r.PaydCPU = 100 * float64(cpuTime(pid)-paydBefore) / float64(took)
+		r.BenchCPU = 100 * float64(selfCPU()-selfBefore) / float64(took)
+	}
+	return r, nil
 }

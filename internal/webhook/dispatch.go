@@ -65,7 +65,20 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	inFlight int
 	busy     map[string]int
+	// hinted are endpoints that may have due events: one this process just
+	// committed an event for, or one an attempt just finished on. They are
+	// claimed for one endpoint at a time, which an index keeps cheap
+	// whatever the backlog; the claim over every endpoint (which must skip
+	// a saturated endpoint's backlog) runs only on the poll tick and on
+	// Wake.
+	hinted map[string]bool
+	// full asks the next round for a claim over every endpoint.
+	full bool
 }
+
+// maxHinted bounds the hinted endpoints; past it they are dropped and
+// the next round claims over every endpoint instead.
+const maxHinted = 1024
 
 // NewDispatcher returns a dispatcher. observe hears each attempt's outcome
 // ("delivered", "retry", "failed") and latency, for metrics.
@@ -75,7 +88,7 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 	}
 	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, wake: make(chan struct{}, 1),
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
-		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}}
+		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{}}
 	d.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,
@@ -108,8 +121,33 @@ func (d *Dispatcher) checkDial(network, address string, _ syscall.RawConn) error
 	return nil
 }
 
-// Wake makes an idle dispatcher look for work now.
+// Wake makes an idle dispatcher look for work on every endpoint now.
 func (d *Dispatcher) Wake() {
+	d.mu.Lock()
+	d.full = true
+	d.mu.Unlock()
+	d.signal()
+}
+
+// wakeFor makes an idle dispatcher look for work on endpoint now.
+func (d *Dispatcher) wakeFor(endpoint string) {
+	d.mu.Lock()
+	d.hint(endpoint)
+	d.mu.Unlock()
+	d.signal()
+}
+
+// hint notes that endpoint may have due events; d.mu is held.
+func (d *Dispatcher) hint(endpoint string) {
+	if len(d.hinted) >= maxHinted {
+		clear(d.hinted)
+		d.full = true
+		return
+	}
+	d.hinted[endpoint] = true
+}
+
+func (d *Dispatcher) signal() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
@@ -140,16 +178,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		close(records)
 		<-recorded
 	}()
-	for ctx.Err() == nil {
-		free, busy, saturated := d.capacity()
-		var evs []claimed
-		if free > 0 {
-			var err error
-			evs, err = d.claim(ctx, free, busy, saturated)
-			if err != nil && ctx.Err() == nil {
-				d.log.Error("webhook claim", "err", err)
-			}
-		}
+	d.mu.Lock()
+	d.full = true // the first round looks everywhere
+	d.mu.Unlock()
+	launch := func(evs []claimed) {
 		for _, ev := range evs {
 			d.start(ev.endpoint)
 			wg.Go(func() {
@@ -157,15 +189,80 @@ func (d *Dispatcher) Run(ctx context.Context) {
 				d.attempt(ctx, ev, records)
 			})
 		}
-		if len(evs) > 0 && len(evs) == free {
+	}
+	for ctx.Err() == nil {
+		more := false
+		if d.takeFull() {
+			free, busy, saturated := d.capacity()
+			if free > 0 {
+				evs, err := d.claim(ctx, free, busy, saturated)
+				if err != nil && ctx.Err() == nil {
+					d.log.Error("webhook claim", "err", err)
+				}
+				launch(evs)
+				more = len(evs) > 0 && len(evs) == free
+			}
+		}
+		for _, want := range d.claimable() {
+			evs, err := d.claimFor(ctx, want.endpoint, want.n)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("webhook claim", "endpoint", want.endpoint, "err", err)
+			}
+			launch(evs)
+			if len(evs) == want.n {
+				d.wakeFor(want.endpoint) // there may be more
+				more = true
+			}
+		}
+		if more {
 			continue
 		}
 		select {
 		case <-ctx.Done():
 		case <-d.wake:
 		case <-ticker.C:
+			d.Wake()
 		}
 	}
+}
+
+// takeFull reports whether this round claims over every endpoint.
+func (d *Dispatcher) takeFull() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	full := d.full
+	d.full = false
+	return full
+}
+
+// endpointClaim is how many events to claim for one endpoint.
+type endpointClaim struct {
+	endpoint string
+	n        int
+}
+
+// claimable takes the hinted endpoints with a claim batch of free slots
+// (a quarter of MaxPerEndpoint, so that a busy endpoint is claimed for
+// several events at a time), within the process's free slots. A hinted
+// endpoint with fewer free slots stays hinted: an attempt finishing there
+// frees them.
+func (d *Dispatcher) claimable() []endpointClaim {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	free := d.MaxInFlight - d.inFlight
+	batch := max(d.MaxPerEndpoint/4, 1)
+	var out []endpointClaim
+	for ep := range d.hinted {
+		slots := d.MaxPerEndpoint - d.busy[ep]
+		n := min(slots, free)
+		if slots < batch || n <= 0 {
+			continue
+		}
+		delete(d.hinted, ep)
+		out = append(out, endpointClaim{ep, n})
+		free -= n
+	}
+	return out
 }
 
 // capacity is how many attempts may start, the attempts in flight per
@@ -201,8 +298,9 @@ func (d *Dispatcher) finish(endpoint string) {
 	if d.busy[endpoint]--; d.busy[endpoint] <= 0 {
 		delete(d.busy, endpoint)
 	}
+	d.hint(endpoint)
 	d.mu.Unlock()
-	d.Wake()
+	d.signal()
 }
 
 // claim reserves up to n due events (skipping saturated endpoints, and
@@ -263,6 +361,35 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
 		return out, nil
+	})
+}
+
+// claimFor reserves up to n due events of one endpoint for Lease, in one
+// statement (the index on status, endpoint and due time finds them without
+// walking other endpoints' backlog).
+func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]claimed, error) {
+	now := d.clock.Now().UnixMilli()
+	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_events SET locked_until = $1
+			WHERE id IN (SELECT w.id FROM webhook_events w
+				WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)
+				ORDER BY w.next_attempt_at LIMIT $4`+d.db.SkipLocked("w")+`)
+			RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
+				(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`,
+			now+d.Lease.Milliseconds(), endpoint, now, n)
+		if err != nil {
+			return nil, fmt.Errorf("claim webhook events: %w", err)
+		}
+		defer rows.Close()
+		var out []claimed
+		for rows.Next() {
+			var c claimed
+			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, rows.Err()
 	})
 }
 

@@ -165,6 +165,6 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 	if err != nil {
 		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
 	}
-	tx.AfterCommit(d.Wake)
+	tx.AfterCommit(func() { d.wakeFor(ev.Target.EndpointURL) })
 	return id, nil
 }
