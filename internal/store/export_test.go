@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // MaxIDTries exposes the retry bound of InsertUnique to the external tests.
 const MaxIDTries = maxIDTries
@@ -9,4 +12,18 @@ const MaxIDTries = maxIDTries
 func SetLaneIdle(d time.Duration) func() {
 	old := laneIdle.Swap(int64(d))
 	return func() { laneIdle.Store(old) }
+}
+
+// Queued reports how many transactions wait on the lane ctx goes through.
+func (db *DB) Queued(ctx context.Context) int {
+	name, ok := db.laneFor(ctx)
+	if !ok {
+		return 0
+	}
+	db.lanes.mu.Lock()
+	defer db.lanes.mu.Unlock()
+	if l, ok := db.lanes.queue[name]; ok {
+		return len(l.q)
+	}
+	return 0
 }

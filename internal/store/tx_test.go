@@ -264,3 +264,84 @@ func TestLaneChurnNeverStrandsATransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestLaneBatchFailingItemFailsAlone: transactions group-committed on one
+// lane succeed or fail each on their own: a failing one's writes are rolled
+// back, the others' are committed and their hooks run, in every batch.
+func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := store.WithLane(context.Background(), "batch-fail")
+		errBoom := errors.New("boom")
+		hold := make(chan struct{})
+		holding := make(chan struct{})
+		var wg sync.WaitGroup
+		// The first transaction holds the lane while the others queue up
+		// behind it, so that they are committed as one batch.
+		wg.Go(func() {
+			if err := db.Exec(ctx, func(tx *store.Tx) error {
+				close(holding)
+				<-hold
+				_, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('first', 0)`)
+				return err
+			}); err != nil {
+				t.Errorf("first: %v", err)
+			}
+		})
+		<-holding
+		const n = 12
+		errs := make([]error, n)
+		hooks := make([]int, n)
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = db.Exec(ctx, func(tx *store.Tx) error {
+					if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, $2)`, fmt.Sprintf("item-%d", i), i); err != nil {
+						return err
+					}
+					tx.AfterCommit(func() { hooks[i]++ })
+					switch i % 4 {
+					case 1: // fails after writing
+						return errBoom
+					case 2: // a failing statement
+						_, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, fmt.Sprintf("item-%d", i))
+						return err
+					}
+					return nil
+				})
+			})
+		}
+		for deadline := time.Now().Add(10 * time.Second); db.Queued(ctx) < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d transactions queued on the lane", db.Queued(ctx), n)
+			}
+		}
+		close(hold)
+		wg.Wait()
+		for i := range n {
+			want := 1
+			switch i % 4 {
+			case 1:
+				want = 0
+				if !errors.Is(errs[i], errBoom) {
+					t.Errorf("item %d: %v, want boom", i, errs[i])
+				}
+			case 2:
+				want = 0
+				if !store.IsUniqueViolation(errs[i]) {
+					t.Errorf("item %d: %v, want a unique violation", i, errs[i])
+				}
+			default:
+				if errs[i] != nil {
+					t.Errorf("item %d: %v", i, errs[i])
+				}
+			}
+			if got := committedRows(t, db, fmt.Sprintf("item-%d", i)); got != want {
+				t.Errorf("item %d: %d committed rows, want %d", i, got, want)
+			}
+			if hooks[i] != want {
+				t.Errorf("item %d: hooks ran %d times, want %d", i, hooks[i], want)
+			}
+		}
+	})
+}
