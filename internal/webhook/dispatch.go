@@ -303,13 +303,17 @@ func (d *Dispatcher) finish(endpoint string) {
 	d.signal()
 }
 
+// dueProbe tells whether any event is due at $1, before a write
+// transaction is spent on claiming.
+const dueProbe = `SELECT count(*) FROM (SELECT 1 FROM webhook_events
+	WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT 1) d`
+
 // claim reserves up to n due events (skipping saturated endpoints, and
 // none past an endpoint's MaxPerEndpoint with those already busy) for Lease.
 func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, saturated []string) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
 	var probe int
-	if err := d.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM webhook_events
-		WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT 1) d`, now).Scan(&probe); err != nil || probe == 0 {
+	if err := d.db.Read().QueryRowContext(ctx, dueProbe, now).Scan(&probe); err != nil || probe == 0 {
 		return nil, err
 	}
 	args := []any{now, n}
@@ -370,13 +374,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
-		rows, err := tx.QueryContext(ctx, `UPDATE webhook_events SET locked_until = $1
-			WHERE id IN (SELECT w.id FROM webhook_events w
-				WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)
-				ORDER BY w.next_attempt_at LIMIT $4`+d.db.SkipLocked("w")+`)
-			RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
-				(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`,
-			now+d.Lease.Milliseconds(), endpoint, now, n)
+		rows, err := tx.QueryContext(ctx, d.claimForQuery(), now+d.Lease.Milliseconds(), endpoint, now, n)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
@@ -391,6 +389,17 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 		}
 		return out, rows.Err()
 	})
+}
+
+// claimForQuery is claimFor's statement: $1 the lease's end, $2 the
+// endpoint, $3 now, $4 how many.
+func (d *Dispatcher) claimForQuery() string {
+	return `UPDATE webhook_events SET locked_until = $1
+		WHERE id IN (SELECT w.id FROM webhook_events w
+			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)
+			ORDER BY w.next_attempt_at LIMIT $4` + d.db.SkipLocked("w") + `)
+		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
+			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`
 }
 
 // outcome is how one attempt ended.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -536,4 +538,74 @@ func TestTwoDispatchersShareTheOutbox(t *testing.T) {
 			t.Errorf("delivered %d distinct events (want %d), %d overlapping attempts (want 0)", len(delivered), n, overlaps.Load())
 		}
 	})
+}
+
+// TestDispatcherQueriesUseIndexes: the dispatcher's hot reads find their
+// rows through an index, so their cost does not grow with the events
+// already delivered or with another endpoint's backlog. On PostgreSQL the
+// plan is asked for with sequential scans discouraged, so that it shows
+// whether an index can serve the query, whatever the table's size.
+func TestDispatcherQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		queries := []struct {
+			name  string
+			query string
+			args  []any
+			index []string // the plan must use one of these indexes
+		}{
+			{"due probe", dueProbe, []any{int64(1)}, []string{"webhook_events_due", "webhook_events_endpoint_due"}},
+			{"claim for one endpoint", d.claimForQuery(), []any{int64(2), "https://example.com/hook", int64(1), 4}, []string{"webhook_events_endpoint_due"}},
+		}
+		for _, q := range queries {
+			plan := strings.Join(explain(t, db, q.query, q.args...), "\n")
+			if !slices.ContainsFunc(q.index, func(ix string) bool { return strings.Contains(plan, ix) }) {
+				t.Errorf("%s uses none of %v:\n%s", q.name, q.index, plan)
+			}
+			for _, line := range strings.Split(plan, "\n") {
+				if strings.Contains(line, "Seq Scan on webhook_events") || strings.HasPrefix(line, "SCAN webhook_events") || strings.HasPrefix(line, "SCAN w") {
+					t.Errorf("%s scans webhook_events:\n%s", q.name, plan)
+				}
+			}
+		}
+	})
+}
+
+// explain returns the lines of query's plan.
+func explain(t *testing.T, db *store.DB, query string, args ...any) []string {
+	t.Helper()
+	ctx := context.Background()
+	lines, err := store.Do(ctx, db, func(tx *store.Tx) ([]string, error) {
+		prefix := "EXPLAIN QUERY PLAN "
+		if db.Dialect() == store.Postgres {
+			prefix = "EXPLAIN "
+			if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := tx.QueryContext(ctx, prefix+query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		var out []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return nil, err
+			}
+			out = append(out, strings.TrimSpace(fmt.Sprint(vals[len(vals)-1])))
+		}
+		return out, rows.Err()
+	})
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	return lines
 }
