@@ -324,62 +324,29 @@ func measureNoisyNeighbour(ctx context.Context, s settings, p *paydProcess, db, 
 // measureWebhooks sends ping events for the scenario's duration and measures
 // the lag from the committed request to the receiver's receipt.
 func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (result, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rcv, err := startReceiver(nil)
 	if err != nil {
 		return result{}, err
 	}
-	var mu sync.Mutex
-	received := map[string]time.Time{}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		if _, ok := received[r.Header.Get("webhook-id")]; !ok {
-			received[r.Header.Get("webhook-id")] = time.Now()
-		}
-		mu.Unlock()
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	endpoint := "http://" + ln.Addr().String() + "/hook"
+	defer rcv.close()
 	committed := map[string]time.Time{}
 	var cmu sync.Mutex
 	sent := drive(ctx, "webhook delivery", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := c.do(ctx, "POST", "/v2/webhooks/test", map[string]any{"endpoint_url": endpoint}, nil)
+		id, err := sendTestEvent(ctx, c, rcv.url)
 		at := time.Now()
-		if err := expectStatus(status, 201, body, err); err != nil {
+		if err != nil {
 			return false, err
 		}
-		var out struct{ ID string }
-		json.Unmarshal(body, &out)
 		cmu.Lock()
-		committed[out.ID] = at
+		committed[id] = at
 		cmu.Unlock()
 		return false, nil
 	})
-	// Wait for every committed event by id: counting is not enough, since
-	// requests cut off when the scenario ended may have committed events
-	// the receiver also gets.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		missing := 0
-		for id := range committed {
-			if _, ok := received[id]; !ok {
-				missing++
-			}
-		}
-		mu.Unlock()
-		if missing == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	rcv.await(committed, 30*time.Second)
 	var lags []time.Duration
 	var first, last time.Time
 	for id, at := range committed {
-		got, ok := received[id]
+		got, ok := rcv.arrival(id)
 		if !ok {
 			continue
 		}
@@ -469,36 +436,21 @@ func payoutTotal(ctx context.Context, c *client, status string) (int64, error) {
 // arrived. The live webhook row cannot show this: its rate is how fast
 // POST /v2/webhooks/test makes events, not how fast they go out.
 func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db string, c *client, pid int) (result, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	gate := make(chan struct{})
+	rcv, err := startReceiver(gate)
 	if err != nil {
 		return result{}, err
 	}
-	gate := make(chan struct{})
-	var mu sync.Mutex
-	received := map[string]time.Time{}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-gate
-		io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		if _, ok := received[r.Header.Get("webhook-id")]; !ok {
-			received[r.Header.Get("webhook-id")] = time.Now()
-		}
-		mu.Unlock()
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	endpoint := "http://" + ln.Addr().String() + "/hook"
+	defer rcv.close()
 	var cmu sync.Mutex
-	committed := map[string]bool{}
+	committed := map[string]time.Time{}
 	fill := drive(ctx, "webhook backlog fill", s.clients, min(s.duration, 10*time.Second), pid, func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := c.do(ctx, "POST", "/v2/webhooks/test", map[string]any{"endpoint_url": endpoint}, nil)
-		if err := expectStatus(status, 201, body, err); err != nil {
+		id, err := sendTestEvent(ctx, c, rcv.url)
+		if err != nil {
 			return false, err
 		}
-		var out struct{ ID string }
-		json.Unmarshal(body, &out)
 		cmu.Lock()
-		committed[out.ID] = true
+		committed[id] = time.Now()
 		cmu.Unlock()
 		return false, nil
 	})
@@ -506,25 +458,7 @@ func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db str
 	paydBefore, selfBefore := cpuTime(pid), selfCPU()
 	released := time.Now()
 	close(gate)
-	deadline := released.Add(60 * time.Second)
-	var last time.Time
-	missing := len(committed)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		missing = 0
-		for id := range committed {
-			if at, ok := received[id]; !ok {
-				missing++
-			} else if at.After(last) {
-				last = at
-			}
-		}
-		mu.Unlock()
-		if missing == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	missing, last := rcv.await(committed, 60*time.Second)
 	took := last.Sub(released)
 	stopProfile()
 	r := result{Name: "webhook backlog drain", Requests: int64(len(committed) - missing), Errors: int64(missing), FirstError: fill.FirstError,
@@ -535,4 +469,82 @@ func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db str
 		r.BenchCPU = 100 * float64(selfCPU()-selfBefore) / float64(took)
 	}
 	return r, nil
+}
+
+// hookReceiver is a local webhook endpoint that notes when each event first
+// arrived. Given a gate, it holds every request until the gate is closed.
+type hookReceiver struct {
+	url string
+	srv *http.Server
+
+	mu       sync.Mutex
+	received map[string]time.Time
+}
+
+func startReceiver(gate <-chan struct{}) (*hookReceiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := &hookReceiver{url: "http://" + ln.Addr().String() + "/hook", received: map[string]time.Time{}}
+	h.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gate != nil {
+			<-gate
+		}
+		io.Copy(io.Discard, r.Body)
+		h.mu.Lock()
+		if _, ok := h.received[r.Header.Get("webhook-id")]; !ok {
+			h.received[r.Header.Get("webhook-id")] = time.Now()
+		}
+		h.mu.Unlock()
+	})}
+	go h.srv.Serve(ln)
+	return h, nil
+}
+
+func (h *hookReceiver) close() { h.srv.Close() }
+
+// arrival is when event id first arrived.
+func (h *hookReceiver) arrival(id string) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, ok := h.received[id]
+	return at, ok
+}
+
+// await waits, at most within, for every event in ids to arrive, and
+// returns how many did not and when the last that did arrived. It waits by
+// id: counting is not enough, since requests cut off when a scenario ended
+// may have committed events the receiver also gets.
+func (h *hookReceiver) await(ids map[string]time.Time, within time.Duration) (missing int, last time.Time) {
+	deadline := time.Now().Add(within)
+	for {
+		missing, last = 0, time.Time{}
+		h.mu.Lock()
+		for id := range ids {
+			if at, ok := h.received[id]; !ok {
+				missing++
+			} else if at.After(last) {
+				last = at
+			}
+		}
+		h.mu.Unlock()
+		if missing == 0 || time.Now().After(deadline) {
+			return missing, last
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sendTestEvent asks payd for a test event to endpoint and returns its id.
+func sendTestEvent(ctx context.Context, c *client, endpoint string) (string, error) {
+	status, body, err := c.do(ctx, "POST", "/v2/webhooks/test", map[string]any{"endpoint_url": endpoint}, nil)
+	if err := expectStatus(status, 201, body, err); err != nil {
+		return "", err
+	}
+	var out struct{ ID string }
+	if err := json.Unmarshal(body, &out); err != nil {
+		return "", fmt.Errorf("read the test event: %w", err)
+	}
+	return out.ID, nil
 }
