@@ -135,15 +135,15 @@ func postEach(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, er
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	var q strings.Builder
-	q.WriteString("INSERT INTO postings (entry_id, bucket_id, currency, amount, balance_after, overdraft) VALUES ")
-	args := make([]any, 0, 6*len(done))
+	q.WriteString("INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft) VALUES ")
+	args := make([]any, 0, 7*len(done))
 	for i, d := range done {
 		if i > 0 {
 			q.WriteString(", ")
 		}
 		n := len(args)
-		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
-		args = append(args, entryID, d.bucketID, e.Currency, d.amount, d.after, d.overdraft)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, entryID, e.MerchantID, d.bucketID, e.Currency, d.amount, d.after, d.overdraft)
 	}
 	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)

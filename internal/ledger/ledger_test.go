@@ -300,6 +300,14 @@ func TestPostWritesEntry(t *testing.T) {
 				if got != tt.want {
 					t.Errorf("entry %d = %+v, want %+v", tt.id, got, tt.want)
 				}
+				var postings, theirs int
+				if err := db.Read().QueryRow(`SELECT count(*), count(*) FILTER (WHERE merchant_id = $2) FROM postings WHERE entry_id = $1`, tt.id, merchant).
+					Scan(&postings, &theirs); err != nil {
+					t.Fatalf("read postings of %d: %v", tt.id, err)
+				}
+				if postings != 2 || theirs != 2 {
+					t.Errorf("entry %d: %d postings, %d naming merchant %s; want 2 and 2", tt.id, postings, theirs, merchant)
+				}
 			})
 		}
 		if got := verifyChecks(t, db); len(got) != 0 {

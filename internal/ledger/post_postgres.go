@@ -37,8 +37,8 @@ const postOneStatement = `WITH l AS (
 	SELECT $8::text, $9::text, $10::text, $11::bigint FROM ok WHERE ok.ok
 	RETURNING id
 ), p AS (
-	INSERT INTO postings (entry_id, bucket_id, currency, amount, balance_after, overdraft)
-	SELECT e.id, u.id, $5::text, u.amt, u.balance, u.neg AND u.balance < 0
+	INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft)
+	SELECT e.id, $8::text, u.id, $5::text, u.amt, u.balance, u.neg AND u.balance < 0
 	FROM e, upd u ORDER BY u.ord
 )
 SELECT (SELECT id FROM e), c.id IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE)

@@ -21,7 +21,8 @@ type Problem struct {
 //   - no bucket that may not go negative is below zero, and no posting took
 //     it there, unless the movement allowed it (the posting's overdraft flag);
 //   - postings are in their bucket's currency;
-//   - an entry and its balance record belong to the same merchant.
+//   - an entry and its balance record belong to the same merchant, and so
+//     does each of its postings.
 func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
 	checks := []struct {
 		name  string
@@ -47,6 +48,8 @@ func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
 			FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id WHERE p.currency <> b.currency`},
 		{"record_owner", `SELECT 'entry ' || CAST(e.id AS TEXT) || ' belongs to merchant ' || e.merchant_id || ' but its balance record to ' || r.merchant_id
 			FROM journal_entries e JOIN balance_records r ON r.id = e.balance_record_id WHERE r.merchant_id <> e.merchant_id`},
+		{"posting_owner", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' names merchant ' || p.merchant_id || ' but its entry ' || CAST(e.id AS TEXT) || ' belongs to ' || e.merchant_id
+			FROM postings p JOIN journal_entries e ON e.id = p.entry_id WHERE p.merchant_id <> e.merchant_id`},
 	}
 	var out []Problem
 	for _, c := range checks {

@@ -106,7 +106,10 @@ func TestVerifyFindsBreaks(t *testing.T) {
 		}, []string{"posting_currency"}},
 		{"entry of another merchant's record", func(l ledgerRows) sqlArgs {
 			return sqlArgs{`UPDATE journal_entries SET merchant_id = 'SOMEONE' WHERE id = $1`, []any{l.payoutEntry}}
-		}, []string{"record_owner"}},
+		}, []string{"posting_owner", "record_owner"}},
+		{"posting naming another merchant", func(l ledgerRows) sqlArgs {
+			return sqlArgs{`UPDATE postings SET merchant_id = 'SOMEONE' WHERE id = $1`, []any{l.payoutPosting}}
+		}, []string{"posting_owner"}},
 	}
 	errRollback := errors.New("roll back the tampering")
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

@@ -168,8 +168,8 @@ func (s *Service) IssueToken(ctx context.Context, p Principal) (string, error) {
 	token := "at_" + randomToken(48)
 	now := NewClock(s.clock).Of(p)
 	err := s.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (token_hash, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4)`,
-			hashSecret(token), p.AppID, now.Add(TokenLifetime).UnixMilli(), now.UnixMilli())
+		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (token_hash, merchant_id, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			hashSecret(token), p.MerchantID, p.AppID, now.Add(TokenLifetime).UnixMilli(), now.UnixMilli())
 		return err
 	})
 	if err != nil {

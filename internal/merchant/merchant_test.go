@@ -95,6 +95,10 @@ func TestTokenExpiresOnMerchantClock(t *testing.T) {
 		if got, err := e.Merchants.AuthenticateToken(ctx, token); err != nil || got.AppID != p.AppID {
 			t.Fatalf("fresh token: %+v, %v", got, err)
 		}
+		var owner string
+		if err := e.DB.Read().QueryRow(`SELECT merchant_id FROM access_tokens WHERE app_id = $1`, p.AppID).Scan(&owner); err != nil || owner != p.MerchantID {
+			t.Errorf("the token names merchant %q (%v), want %s", owner, err, p.MerchantID)
+		}
 		advance := func(d time.Duration) {
 			_, err := store.Do(ctx, e.DB, func(tx *store.Tx) (time.Time, error) {
 				return e.Merchants.AdvanceClock(ctx, tx, p.MerchantID, func(now time.Time) (time.Time, error) { return now.Add(d), nil })

@@ -562,14 +562,14 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
 		for chunk := range slices.Chunk(rows, attemptsPerStatement) {
 			values := make([]string, len(chunk))
-			args := make([]any, 0, 5*len(chunk))
+			args := make([]any, 0, 6*len(chunk))
 			for i, a := range chunk {
 				n := len(args)
-				values[i] = fmt.Sprintf("($%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $%d), $%d, $%d, $%d, $%d)",
-					n+1, n+1, n+2, n+3, n+4, n+5)
-				args = append(args, a.eventID, a.started, a.code, a.latencyMS, a.errText)
+				values[i] = fmt.Sprintf("($%d, $%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $%d), $%d, $%d, $%d, $%d)",
+					n+1, n+2, n+1, n+3, n+4, n+5, n+6)
+				args = append(args, a.eventID, a.merchantID, a.started, a.code, a.latencyMS, a.errText)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, attempt, started_at, status_code, latency_ms, error)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, merchant_id, attempt, started_at, status_code, latency_ms, error)
 				VALUES `+strings.Join(values, ", "), args...); err != nil {
 				return err
 			}
@@ -602,11 +602,11 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 
 // attemptRow is what recording one attempt writes.
 type attemptRow struct {
-	eventID            string
-	started, latencyMS int64
-	code, errText      any
-	status             Status
-	next               any
+	eventID, merchantID string
+	started, latencyMS  int64
+	code, errText       any
+	status              Status
+	next                any
 }
 
 // next decides an attempt's consequence: delivered, failed for good, or a
@@ -614,7 +614,7 @@ type attemptRow struct {
 func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	ev, o := r.ev, r.o
 	result := "retry"
-	a := attemptRow{eventID: ev.id, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
+	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
 	lastErr := o.err
 	switch {
 	case o.delivered():

@@ -204,6 +204,10 @@ func TestRetriesUntilDelivered(t *testing.T) {
 		if dl.DeliveredAt == nil || dl.NextAttemptAt != nil {
 			t.Errorf("delivered event: delivered_at %v, next_attempt_at %v", dl.DeliveredAt, dl.NextAttemptAt)
 		}
+		var theirs int
+		if err := db.Read().QueryRow(`SELECT count(*) FROM webhook_attempts WHERE event_id = $1 AND merchant_id = $2`, id, merchantID).Scan(&theirs); err != nil || theirs != 3 {
+			t.Errorf("%d attempts name merchant %s (%v), want 3", theirs, merchantID, err)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		for i := range ids {
