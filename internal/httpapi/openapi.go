@@ -106,7 +106,7 @@ func webhooksSection(g *schemaGen) map[string]map[string]any {
 		out[e.types[0]] = map[string]any{"post": map[string]any{
 			"summary":       e.summary,
 			"x-event-types": e.types,
-			"description":   "Sent with X-Event-Type one of: " + strings.Join(e.types, ", ") + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it).",
+			"description":   "Sent with X-Event-Type one of: " + strings.Join(e.types, ", ") + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.",
 			"requestBody":   map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema}}},
 			"responses":     map[string]any{"200": map[string]any{"description": "Any 2xx: delivered."}},
 		}}

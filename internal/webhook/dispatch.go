@@ -329,7 +329,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
 		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
 			FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
-			WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)`+exclude+`
+			WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)`+exclude+inRecordOrder("e")+`
 			ORDER BY e.next_attempt_at LIMIT $2`+d.db.SkipLocked("e"), args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
@@ -391,12 +391,23 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 	})
 }
 
+// inRecordOrder keeps the claim (of webhook_events as alias) to events no
+// earlier event of the same record is still waiting for: one record's
+// events are delivered in the order they were emitted (ties of the same
+// millisecond by id), the next only once the one before is delivered or
+// has failed for good.
+func inRecordOrder(alias string) string {
+	return strings.ReplaceAll(` AND NOT EXISTS (SELECT 1 FROM webhook_events p WHERE p.merchant_id = E.merchant_id AND p.record_uuid = E.record_uuid
+		AND p.status = 'pending' AND (p.created_at < E.created_at OR (p.created_at = E.created_at AND p.id < E.id)))`, "E.", alias+".")
+}
+
 // claimForQuery is claimFor's statement: $1 the lease's end, $2 the
 // endpoint, $3 now, $4 how many.
 func (d *Dispatcher) claimForQuery() string {
 	return `UPDATE webhook_events SET locked_until = $1
 		WHERE id IN (SELECT w.id FROM webhook_events w
-			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)
+			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)` +
+		inRecordOrder("w") + `
 			ORDER BY w.next_attempt_at LIMIT $4` + d.db.SkipLocked("w") + `)
 		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
 			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`
@@ -469,6 +480,7 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
 		}
 		if results, err := d.record(ctx, batch); err == nil {
 			d.observeAll(batch, results)
+			d.recorded(batch)
 			continue
 		}
 		for _, r := range batch {
@@ -479,8 +491,20 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
 				continue
 			}
 			d.observeAll(one, results)
+			d.recorded(one)
 		}
 	}
+}
+
+// recorded hints the endpoints of recorded attempts: an event of the same
+// record may have been waiting for the one just delivered (inRecordOrder).
+func (d *Dispatcher) recorded(batch []recording) {
+	d.mu.Lock()
+	for _, r := range batch {
+		d.hint(r.ev.endpoint)
+	}
+	d.mu.Unlock()
+	d.signal()
 }
 
 func (d *Dispatcher) observeAll(batch []recording, results []string) {

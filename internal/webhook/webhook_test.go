@@ -365,7 +365,7 @@ func TestManyEventsFlakyReceiver(t *testing.T) {
 		ids := make([]string, 0, n)
 		err := db.Exec(context.Background(), func(tx *store.Tx) error {
 			for i := range n {
-				id, err := d.Emit(context.Background(), tx, Event{MerchantID: merchantID, Type: "bulk", RecordUUID: "R", Target: Target{EndpointURL: srv.URL}, Payload: i})
+				id, err := d.Emit(context.Background(), tx, Event{MerchantID: merchantID, Type: "bulk", RecordUUID: fmt.Sprintf("R%d", i), Target: Target{EndpointURL: srv.URL}, Payload: i})
 				if err != nil {
 					return err
 				}
@@ -422,11 +422,11 @@ func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
 		d := newDispatcher(db, Policy{AllowPrivate: true})
 		d.MaxInFlight, d.MaxPerEndpoint = 8, 3
 		for i := range 20 {
-			emit(t, db, d, merchantID, "S", Target{EndpointURL: slow.URL}, i)
+			emit(t, db, d, merchantID, fmt.Sprintf("S%d", i), Target{EndpointURL: slow.URL}, i)
 		}
 		run(t, d)
 		for i := range 10 {
-			emit(t, db, d, merchantID, "F", Target{EndpointURL: fast.URL}, i)
+			emit(t, db, d, merchantID, fmt.Sprintf("F%d", i), Target{EndpointURL: fast.URL}, i)
 		}
 		waitFor(t, "fast receiver served", 10*time.Second, func() bool { return fastHits.Load() == 10 })
 		if m := slowMax.Load(); m > 3 {
@@ -453,7 +453,7 @@ func TestCommittedEventIsClaimedAtOnce(t *testing.T) {
 		d.MaxInFlight, d.MaxPerEndpoint = 16, 4
 		d.PollInterval = time.Hour // only the first round looks everywhere
 		for i := range 100 {
-			emit(t, db, d, merchantID, "H", Target{EndpointURL: held.URL}, i)
+			emit(t, db, d, merchantID, fmt.Sprintf("H%d", i), Target{EndpointURL: held.URL}, i)
 		}
 		run(t, d)
 		waitFor(t, "the held endpoint saturated", 10*time.Second, func() bool {
@@ -462,7 +462,7 @@ func TestCommittedEventIsClaimedAtOnce(t *testing.T) {
 			return d.busy[held.URL] == 4
 		})
 		for i := range 20 {
-			emit(t, db, d, merchantID, "F", Target{EndpointURL: fast.URL}, i)
+			emit(t, db, d, merchantID, fmt.Sprintf("F%d", i), Target{EndpointURL: fast.URL}, i)
 			waitFor(t, "the new event delivered", 10*time.Second, func() bool { return hits.Load() == int64(i+1) })
 		}
 	})
@@ -488,7 +488,7 @@ func TestEndpointConcurrencyIsBounded(t *testing.T) {
 		d.MaxInFlight, d.MaxPerEndpoint = 32, 4
 		const n = 120
 		for i := range n {
-			emit(t, db, d, merchantID, "C", Target{EndpointURL: srv.URL}, i)
+			emit(t, db, d, merchantID, fmt.Sprintf("C%d", i), Target{EndpointURL: srv.URL}, i)
 		}
 		run(t, d)
 		waitFor(t, "every event delivered", 60*time.Second, func() bool { return served.Load() >= n })
@@ -527,7 +527,7 @@ func TestTwoDispatchersShareTheOutbox(t *testing.T) {
 		a.MaxPerEndpoint, b.MaxPerEndpoint = 8, 8
 		const n = 200
 		for i := range n {
-			emit(t, db, a, merchantID, "R", Target{EndpointURL: srv.URL}, i)
+			emit(t, db, a, merchantID, fmt.Sprintf("R%d", i), Target{EndpointURL: srv.URL}, i)
 		}
 		run(t, a)
 		run(t, b)
@@ -612,4 +612,49 @@ func explain(t *testing.T, db *store.DB, query string, args ...any) []string {
 		t.Fatalf("explain: %v", err)
 	}
 	return lines
+}
+
+// TestRecordEventsArriveInOrder: one record's events reach the receiver in
+// the order they were emitted, even when the first needs a retry and the
+// endpoint has slots for all of them at once.
+func TestRecordEventsArriveInOrder(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID := newMerchant(t, db)
+		var mu sync.Mutex
+		var got []string
+		failedOnce := false
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			if !failedOnce {
+				failedOnce = true
+				mu.Unlock()
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			got = append(got, string(body))
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		d := newDispatcher(db, Policy{AllowPrivate: true})
+		d.MaxPerEndpoint = 8
+		run(t, d)
+		const n = 6
+		var want []string
+		for i := range n {
+			emit(t, db, d, merchantID, "ORDERED1", Target{EndpointURL: srv.URL}, i)
+			want = append(want, jsonInt(int64(i)))
+		}
+		waitFor(t, "every event delivered", 20*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) >= n
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Errorf("arrived %v, want %v", got, want)
+		}
+	})
 }
