@@ -212,7 +212,7 @@ func (c *Claim) release() {
 }
 
 func insert(ctx context.Context, tx *store.Tx, r Request, status int, body []byte, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
+	err := tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, key) DO NOTHING`,
 		r.MerchantID, r.Key, r.Hash, status, body, now.UnixMilli())
 	if err != nil {

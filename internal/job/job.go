@@ -33,6 +33,11 @@ type Job struct {
 	Payload json.RawMessage
 	// Attempt counts from 1.
 	Attempt int
+	// ClockOffset is the test-clock offset of ClockOf's merchant when the
+	// job was claimed (zero without ClockOf, and in production): its
+	// handler reads the merchant's time as clock.At(ClockOffset), as a
+	// request does from its principal, without another query.
+	ClockOffset time.Duration
 }
 
 // Handler does a job's work inside tx. Returning an error rolls the work back
@@ -129,14 +134,14 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (unique_key) DO NOTHING`
 	args := []any{kind, nullable(opt.ClockOf), string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
 	if opt.Lane == "" || tx.DB().Dialect() != store.Postgres {
-		if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
+		if err := tx.Send(ctx, insert, args...); err != nil {
 			return fmt.Errorf("enqueue %s: %w", kind, err)
 		}
 		tx.AfterCommit(q.Wake)
 		return nil
 	}
 	var id int64
-	switch err := tx.QueryRowContext(ctx, insert+` RETURNING id`, args...).Scan(&id); {
+	switch err := tx.Row(ctx, insert+` RETURNING id`, args...).Scan(&id); {
 	case store.IsNoRows(err):
 		return nil // the unique key's job exists already
 	case err != nil:
@@ -166,19 +171,48 @@ func (q *Queue) runInLane(lane string, id int64) {
 	}
 	ctx := store.WithLane(q.laneCtx, lane)
 	q.laneRuns.Go(func() {
-		defer func() {
-			q.laneMu.Lock()
-			delete(q.laneHeld, id)
-			q.laneMu.Unlock()
-		}()
-		n, err := q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claimOne(ctx, tx, id) })
-		if err != nil && ctx.Err() == nil {
-			q.log.Error("job queue", "job_id", id, "lane", lane, "err", err)
-		}
-		if err != nil || n == 0 {
-			q.Wake() // a worker may have held it a moment: it is theirs now
+		ran := q.runLaned(ctx, lane, id)
+		q.laneMu.Lock()
+		delete(q.laneHeld, id)
+		q.laneMu.Unlock()
+		if !ran {
+			q.Wake() // a worker may have held it a moment, or it failed: it is theirs now
 		}
 	})
+}
+
+// runLaned runs job id in the transaction that claims it, and reports
+// whether it ran and committed. It is the common case made short: the claim
+// deletes the job, and the handler runs without a savepoint of its own. If
+// the handler fails, the whole transaction rolls back, so the job is in the
+// queue again as it was, and a worker runs it, in a savepoint that records
+// the failure and its retry (runClaimed).
+func (q *Queue) runLaned(ctx context.Context, lane string, id int64) bool {
+	var j Job
+	started := q.clock.Now()
+	err := q.db.Exec(ctx, func(tx *store.Tx) error {
+		jobs, err := q.claimOne(ctx, tx, id)
+		if err != nil || len(jobs) == 0 {
+			j = Job{}
+			return err
+		}
+		j = jobs[0]
+		return q.run(ctx, tx, j)
+	})
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case err != nil && j.ID == 0:
+		q.log.Error("job queue", "job_id", id, "lane", lane, "err", err)
+		return false
+	case err != nil:
+		q.log.Info("job run in its lane failed; a worker retries it", "job_id", id, "kind", j.Kind, "err", err.Error())
+		return false
+	case j.ID == 0:
+		return false
+	}
+	q.observe(j.Kind, "done", q.clock.Now().Sub(started))
+	return true
 }
 
 // heldForLanes lists the jobs that are about to run in their lane.
@@ -196,17 +230,27 @@ func (q *Queue) heldForLanes() []int64 {
 	return ids
 }
 
-// claimOne locks job id if it is due and still waiting for its first run (a
-// worker may have run it, or be running it, already).
+// jobClock is the clock offset of a job's merchant, read with its claim.
+const jobClock = `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+
+// claimOne deletes job id, returning it, if it is due and still waiting for
+// its first run (a worker may have run it, or be running it, already); the
+// deletion commits with the job's work.
 func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, id int64) ([]Job, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
-		WHERE j.id = $1 AND j.state = 'available' AND j.attempts = 0
-		  AND j.run_at <= $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`+q.db.SkipLocked("j"),
-		id, q.clock.Now().UnixMilli())
+	var jobs []Job
+	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.id IN (SELECT c.id FROM jobs c
+		WHERE c.id = $1 AND c.state = 'available' AND c.attempts = 0
+		  AND c.run_at <= $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = c.clock_of), 0)`+q.db.SkipLocked("c")+`)
+		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+jobClock,
+		[]any{id, q.clock.Now().UnixMilli()}, func(row store.Row) error {
+			j, err := scanJob(row)
+			jobs = append(jobs, j)
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("claim job %d: %w", id, err)
 	}
-	return scanJobs(rows)
+	return jobs, nil
 }
 
 func nullable(s string) any {
@@ -384,7 +428,7 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clock
 		notHeld = ` AND j.id <> ALL($5::bigint[])`
 		args = append(args, held)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts FROM jobs j
+	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+jobClock+` FROM jobs j
 		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
 		ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args...)
 	if err != nil {
@@ -400,25 +444,36 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clock
 	return slices.DeleteFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }), nil
 }
 
-// scanJobs reads claimed jobs, counting this run among their attempts.
+// scanJobs reads claimed jobs.
 func scanJobs(rows *sql.Rows) ([]Job, error) {
 	defer rows.Close()
 	var out []Job
 	for rows.Next() {
-		var j Job
-		var clockOfCol *string
-		var payload string
-		if err := rows.Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt); err != nil {
+		j, err := scanJob(rows)
+		if err != nil {
 			return nil, fmt.Errorf("claim jobs: %w", err)
 		}
-		if clockOfCol != nil {
-			j.ClockOf = *clockOfCol
-		}
-		j.Payload = json.RawMessage(payload)
-		j.Attempt++
 		out = append(out, j)
 	}
 	return out, rows.Err()
+}
+
+// scanJob reads a claimed job, counting this run among its attempts.
+func scanJob(row store.Row) (Job, error) {
+	var j Job
+	var clockOfCol *string
+	var payload string
+	var offsetMillis int64
+	if err := row.Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt, &offsetMillis); err != nil {
+		return Job{}, err
+	}
+	if clockOfCol != nil {
+		j.ClockOf = *clockOfCol
+	}
+	j.Payload = json.RawMessage(payload)
+	j.ClockOffset = time.Duration(offsetMillis) * time.Millisecond
+	j.Attempt++
+	return j, nil
 }
 
 // run calls the job's handler, turning a panic into an error so one bad job

@@ -237,3 +237,24 @@ func LockAccount(ctx context.Context, tx *store.Tx, accountID int64, currency st
 	}
 	return rows.Err()
 }
+
+// LockAccountOf is LockAccount for the account a row names, in one round
+// trip: accountQuery selects that account's account_id and currency. It reports
+// whether accountQuery found the row.
+func LockAccountOf(ctx context.Context, tx *store.Tx, accountQuery string, args ...any) (bool, error) {
+	lock := ""
+	if tx.DB().Dialect() == store.Postgres {
+		lock = " FOR UPDATE OF b"
+	}
+	found := false
+	err := tx.Query(ctx, `SELECT b.id FROM ledger_buckets b
+		JOIN (`+accountQuery+`) a ON b.account_id = a.account_id AND b.currency = a.currency
+		ORDER BY b.name`+lock, args, func(store.Row) error {
+		found = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("lock account: %w", err)
+	}
+	return found, nil
+}

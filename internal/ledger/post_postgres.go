@@ -52,7 +52,8 @@ type legState struct {
 	allowNegative bool
 }
 
-// postPostgres writes e's normalised legs in one round trip (postOneStatement).
+// postPostgres writes e's normalised legs in one statement (postOneStatement),
+// which carries the transaction's queued statements with it (store.Tx.Send).
 func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, error) {
 	accounts := make([]int64, len(legs))
 	names := make([]string, len(legs))
@@ -65,22 +66,18 @@ func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64
 	if e.RecordID != "" {
 		record = e.RecordID
 	}
-	rows, err := tx.QueryContext(ctx, postOneStatement, accounts, names, amounts, mayGoNegative, e.Currency,
-		-MaxBalance, MaxBalance, e.MerchantID, record, e.Kind, e.At.UnixMilli())
-	if err != nil {
-		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
-	}
-	defer rows.Close()
 	var entryID sql.NullInt64
 	states := make([]legState, 0, len(legs))
-	for rows.Next() {
+	err := tx.Query(ctx, postOneStatement, []any{accounts, names, amounts, mayGoNegative, e.Currency,
+		-MaxBalance, MaxBalance, e.MerchantID, record, e.Kind, e.At.UnixMilli()}, func(row store.Row) error {
 		var s legState
-		if err := rows.Scan(&entryID, &s.found, &s.balance, &s.allowNegative); err != nil {
-			return 0, fmt.Errorf("post %s: %w", e.Kind, err)
+		if err := row.Scan(&entryID, &s.found, &s.balance, &s.allowNegative); err != nil {
+			return err
 		}
 		states = append(states, s)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	if entryID.Valid {

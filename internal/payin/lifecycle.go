@@ -29,7 +29,7 @@ const (
 // emits the status change webhook, all in tx.
 func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at time.Time) error {
 	r.status, r.updatedAt = to, at.UnixMilli()
-	if _, err := tx.ExecContext(ctx, `UPDATE payins SET status = $1, stage = $2, paid_amount = $3, fee = $4, reserve = $5,
+	if err := tx.Send(ctx, `UPDATE payins SET status = $1, stage = $2, paid_amount = $3, fee = $4, reserve = $5,
 		refunded = $6, last_refund = $7, refund_description = $8, pay_code = $9, otp_attempts = $10, balance_id = $11, updated_at = $12
 		WHERE uuid = $13`, string(r.status), r.stage, r.paid, r.fee, r.reserve, r.refunded, r.lastRefund, r.refundDescription,
 		r.payCode, r.otpAttempts, r.balanceID, r.updatedAt, r.uuid); err != nil {
@@ -100,7 +100,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome st
 func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
 	m := r.meth
 	var reserveBPS int64
-	if err := tx.QueryRowContext(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1`, r.accountID).Scan(&reserveBPS); err != nil {
+	if err := tx.Row(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1`, r.accountID).Scan(&reserveBPS); err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.paid = paid
@@ -182,6 +182,9 @@ func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, t
 	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
 	if err != nil {
 		return row{}, time.Time{}, err
+	}
+	if j.ClockOf == r.merchantID {
+		return r, s.clock.At(j.ClockOffset), nil
 	}
 	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	return r, now, err

@@ -219,13 +219,16 @@ func (r row) view() Payin {
 // they hold any payin, and never deadlock.
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (row, error) {
 	query := `SELECT ` + rowColumns + ` FROM payins WHERE uuid = $1 AND merchant_id = $2`
+	var read store.Row
 	if tx, ok := q.(*store.Tx); ok && lock {
 		if err := s.lockAccountOf(ctx, tx, merchantID, uuid); err != nil {
 			return row{}, err
 		}
-		query += s.db.ForUpdate()
+		read = tx.Row(ctx, query+s.db.ForUpdate(), uuid, merchantID)
+	} else {
+		read = q.QueryRowContext(ctx, query, uuid, merchantID)
 	}
-	r, err := scanRow(q.QueryRowContext(ctx, query, uuid, merchantID))
+	r, err := scanRow(read)
 	if isNoRows(err) {
 		return row{}, notFound(uuid)
 	}
@@ -236,16 +239,14 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 }
 
 func (s *Service) lockAccountOf(ctx context.Context, tx *store.Tx, merchantID, uuid string) error {
-	var accountID int64
-	var currency string
-	err := tx.QueryRowContext(ctx, `SELECT account_id, currency FROM payins WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID).Scan(&accountID, &currency)
-	if isNoRows(err) {
-		return notFound(uuid)
-	}
+	found, err := ledger.LockAccountOf(ctx, tx, `SELECT account_id, currency FROM payins WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID)
 	if err != nil {
 		return fmt.Errorf("read payin %s: %w", uuid, err)
 	}
-	return ledger.LockAccount(ctx, tx, accountID, currency)
+	if !found {
+		return notFound(uuid)
+	}
+	return nil
 }
 
 // emit sends the payin's current record to its webhook as eventType.

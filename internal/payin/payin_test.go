@@ -11,6 +11,7 @@ import (
 	"payd/internal/money"
 	"payd/internal/payin"
 	"payd/internal/server/servertest"
+	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
 
@@ -224,6 +225,39 @@ func TestOtherMerchantsPayinsAreUnknown(t *testing.T) {
 		}
 		if got, _ := e.Payins.Get(ctx, owner, pin.UUID); got.Status != payin.Pending {
 			t.Errorf("owner's payin is %s after the stranger's calls, want pending", got.Status)
+		}
+	})
+}
+
+// TestReceiptRoundTrips bounds the round trips of a receipt on PostgreSQL,
+// which is what bounds receipts into one hot account: they run one after
+// another in the merchant's lane. Lock the account and read the payin, read
+// the reserve, write the balance record, post, enqueue the clearing (its id
+// is read back); the payin's update and the commit go together after these.
+func TestReceiptRoundTrips(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has no round trips to the server")
+		}
+		ctx := context.Background()
+		p := e.Merchant(t, "IDR")["IDR"]
+		pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris("100000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var trips int
+		err = e.DB.Exec(ctx, func(tx *store.Tx) error {
+			before := tx.RoundTrips()
+			_, err := e.Payins.Simulate(ctx, tx, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"})
+			trips = tx.RoundTrips() - before
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trips > 6 {
+			t.Errorf("a receipt took %d round trips before its commit, want at most 6", trips)
 		}
 	})
 }

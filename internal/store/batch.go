@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"sync"
@@ -168,76 +167,92 @@ func (db *DB) runLane(name string, l *lane) {
 }
 
 // commitBatch runs each item in its own savepoint of one transaction and
-// commits them together.
+// commits them together. On PostgreSQL an item's savepoint goes to the
+// server with its first statement, and its queued statements (Send) with
+// its release: an item is done only once everything it sent has run.
 func (db *DB) commitBatch(batch []*batchItem) {
 	defer func() {
 		for _, it := range batch {
 			close(it.done)
 		}
 	}()
-	sqlTx, err := db.write.BeginTx(context.Background(), nil)
+	ctx := context.Background()
+	root, err := db.begin(ctx)
 	if err != nil {
 		for _, it := range batch {
-			it.err = fmt.Errorf("begin: %w", err)
+			it.err = err
 		}
 		return
 	}
+	defer root.end()
 	if len(batch) == 1 {
-		db.commitOne(sqlTx, batch[0])
+		commitOne(ctx, root, batch[0])
 		return
 	}
+	sess := root.sess
 	var committed []*batchItem
 	for i, it := range batch {
 		if it.err = it.ctx.Err(); it.err != nil {
 			continue
 		}
 		sp := "gc" + strconv.Itoa(i)
-		if _, err := sqlTx.ExecContext(context.Background(), "SAVEPOINT "+sp); err != nil {
-			db.abortBatch(sqlTx, batch, fmt.Errorf("savepoint: %w", err))
+		it.tx = root.share()
+		mark, sent := sess.mark()
+		if err := it.tx.control(ctx, "SAVEPOINT "+sp); err != nil {
+			abortBatch(root, batch, fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		it.tx = &Tx{Tx: sqlTx, db: db}
-		if it.err = runItem(it); it.err != nil {
-			if _, err := sqlTx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT "+sp); err != nil {
-				db.abortBatch(sqlTx, batch, fmt.Errorf("rollback to savepoint: %w", err))
-				return
+		if it.err = runItem(it); it.err == nil {
+			if it.err = it.tx.control(ctx, "RELEASE SAVEPOINT "+sp); it.err == nil {
+				it.err = it.tx.flush(ctx)
 			}
 		}
-		if _, err := sqlTx.ExecContext(context.Background(), "RELEASE SAVEPOINT "+sp); err != nil {
-			db.abortBatch(sqlTx, batch, fmt.Errorf("release savepoint: %w", err))
+		if it.err = it.tx.outcome(it.err); it.err == nil {
+			committed = append(committed, it)
+			continue
+		}
+		if sess != nil && sess.sent() == sent {
+			// Nothing of the item reached the server, its savepoint neither.
+			sess.queue = sess.queue[:mark]
+			continue
+		}
+		// The item's savepoint is on the server: roll back to it, at once
+		// (an aborted transaction takes nothing else, not even a statement
+		// to prepare), dropping what the item queued after its failure.
+		if err := root.controlNow(ctx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
+			abortBatch(root, batch, fmt.Errorf("rollback to savepoint: %w", err))
 			return
 		}
-		if it.err == nil {
-			committed = append(committed, it)
+		if err := root.controlNow(ctx, "RELEASE SAVEPOINT "+sp); err != nil {
+			abortBatch(root, batch, fmt.Errorf("release savepoint: %w", err))
+			return
 		}
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := root.commit(ctx); err != nil {
 		for _, it := range committed {
-			it.err = fmt.Errorf("commit: %w", err)
+			it.err = err
 		}
 	}
 }
 
 // commitOne is commitBatch for a batch of one, which needs no savepoint:
 // on failure the whole transaction is rolled back.
-func (db *DB) commitOne(sqlTx *sql.Tx, it *batchItem) {
+func commitOne(ctx context.Context, root *Tx, it *batchItem) {
 	if it.err = it.ctx.Err(); it.err == nil {
-		it.tx = &Tx{Tx: sqlTx, db: db}
-		it.err = runItem(it)
+		it.tx = root.share()
+		it.err = it.tx.outcome(runItem(it))
 	}
 	if it.err != nil {
-		_ = sqlTx.Rollback()
+		root.rollback()
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
-		it.err = fmt.Errorf("commit: %w", err)
-	}
+	it.err = root.commit(ctx)
 }
 
 // abortBatch rolls the whole transaction back: every item fails, including
 // those that had succeeded inside it (nothing of theirs was committed).
-func (db *DB) abortBatch(sqlTx interface{ Rollback() error }, batch []*batchItem, err error) {
-	_ = sqlTx.Rollback()
+func abortBatch(root *Tx, batch []*batchItem, err error) {
+	root.rollback()
 	for _, it := range batch {
 		if it.err == nil && it.panic == nil {
 			it.err = err

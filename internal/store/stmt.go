@@ -60,31 +60,51 @@ func (db *DB) prepareMissed(ctx context.Context) {
 	}
 }
 
-// ExecContext runs a statement in the transaction.
+// ExecContext runs a statement in the transaction, on PostgreSQL in one
+// round trip with the queued ones (Send).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tx.statements++
-	if st, ok := tx.db.prepared(ctx, query); ok {
-		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if tx.sess != nil {
+		tag, err := tx.send(ctx, &queued{query, args}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return result{tag}, nil
 	}
-	return tx.Tx.ExecContext(ctx, query, args...)
+	tx.roundTrips++
+	return tx.execNow(ctx, query, args...)
 }
 
-// QueryContext runs a query in the transaction.
+// QueryContext runs a query in the transaction, after the queued ones (Send).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	tx.statements++
-	if st, ok := tx.db.prepared(ctx, query); ok {
-		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err := tx.flush(ctx); err != nil {
+		return nil, err
 	}
-	return tx.Tx.QueryContext(ctx, query, args...)
+	tx.roundTrips++
+	if tx.sess != nil {
+		return tx.sess.conn.QueryContext(ctx, query, args...)
+	}
+	if st, ok := tx.db.prepared(ctx, query); ok {
+		return tx.sqlTx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.sqlTx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a query that returns at most one row in the transaction.
+// QueryRowContext runs a query that returns at most one row in the
+// transaction, after the queued ones (Send). If those fail, so does the
+// query (the transaction is aborted), and the transaction reports their error.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	tx.statements++
-	if st, ok := tx.db.prepared(ctx, query); ok {
-		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	_ = tx.flush(ctx)
+	tx.roundTrips++
+	if tx.sess != nil {
+		return tx.sess.conn.QueryRowContext(ctx, query, args...)
 	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
+	if st, ok := tx.db.prepared(ctx, query); ok {
+		return tx.sqlTx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.sqlTx.QueryRowContext(ctx, query, args...)
 }
 
 // Reader runs reads outside a transaction (on SQLite, on the read pool),

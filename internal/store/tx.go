@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -17,17 +18,36 @@ import (
 // Tx is one write transaction. Work that must happen only once the transaction
 // is durable (waking a worker, say) is registered with AfterCommit.
 type Tx struct {
-	*sql.Tx
-	db          *DB
+	db *DB
+	// sqlTx is the transaction on SQLite; sess the connection and statement
+	// queue on PostgreSQL, where payd sends BEGIN and COMMIT itself so that
+	// they travel with other statements (see Pipelining).
+	sqlTx       *sql.Tx
+	sess        *session
 	afterCommit []func()
-	// statements counts the statements sent in this transaction (by this
-	// caller, in a group commit), for tests that bound round trips.
-	statements int
+	// failed is the error of a queued statement (Send), which fails the transaction.
+	failed error
+	// statements and roundTrips count what this transaction (this caller's,
+	// in a group commit) has run, and in how many exchanges with the
+	// server, for tests that bound them.
+	statements, roundTrips int
 }
 
-// Statements reports how many statements this transaction has sent so far
-// through ExecContext, QueryContext and QueryRowContext.
+// Statements reports how many statements this transaction has run so far.
 func (tx *Tx) Statements() int { return tx.statements }
+
+// RoundTrips reports how many exchanges with the server this transaction's
+// statements took so far (on SQLite, one a statement).
+func (tx *Tx) RoundTrips() int { return tx.roundTrips }
+
+// outcome is how fn's work ended: a queued statement's failure (Send)
+// explains whatever error fn made of it.
+func (tx *Tx) outcome(err error) error {
+	if tx.failed != nil {
+		return tx.failed
+	}
+	return err
+}
 
 // DB returns the database this transaction belongs to (for its dialect helpers).
 func (tx *Tx) DB() *DB { return tx.db }
@@ -75,31 +95,106 @@ func (db *DB) Exec(ctx context.Context, fn func(tx *Tx) error) error {
 
 func runTx[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx)
 	if err != nil {
-		return zero, fmt.Errorf("begin: %w", err)
+		return zero, err
 	}
-	tx := &Tx{Tx: sqlTx, db: db}
+	defer tx.end()
 	// A panic in fn must not leak the transaction: on SQLite it holds the
 	// only write connection, on PostgreSQL its row locks.
 	defer func() {
 		if p := recover(); p != nil {
-			_ = sqlTx.Rollback()
+			tx.rollback()
 			panic(p)
 		}
 	}()
 	v, err := fn(tx)
-	if err != nil {
-		_ = sqlTx.Rollback()
+	if err = tx.outcome(err); err != nil {
+		tx.rollback()
 		return zero, err
 	}
-	if err := sqlTx.Commit(); err != nil {
-		return zero, fmt.Errorf("commit: %w", err)
+	if err := tx.commit(ctx); err != nil {
+		return zero, err
 	}
 	for _, f := range tx.afterCommit {
 		f()
 	}
 	return v, nil
+}
+
+// begin starts a write transaction: on SQLite through database/sql; on
+// PostgreSQL on a connection of the pool, its BEGIN queued to go to the
+// server with its first statement. end hands the connection back.
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	if db.dialect != Postgres {
+		sqlTx, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		return &Tx{db: db, sqlTx: sqlTx}, nil
+	}
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	tx := &Tx{db: db, sess: &session{conn: conn}}
+	tx.sess.queue = append(tx.sess.queue, queued{sql: "BEGIN"})
+	return tx, nil
+}
+
+// share returns a Tx for one more caller's work in tx's transaction (an item
+// of a group commit), with its own hooks and counts.
+func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sqlTx: tx.sqlTx, sess: tx.sess} }
+
+// commit commits the transaction, on PostgreSQL with the statements still queued.
+func (tx *Tx) commit(ctx context.Context) error {
+	if tx.sess == nil {
+		if err := tx.sqlTx.Commit(); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	}
+	if tx.sess.sent() == 0 && len(tx.sess.queue) == 1 {
+		tx.sess.queue = nil // nothing but the BEGIN: nothing to commit
+		return nil
+	}
+	tag, err := tx.send(ctx, &queued{sql: "COMMIT"}, nil)
+	if err == nil && tag.String() == "ROLLBACK" {
+		// A statement failed earlier and its caller went on: the server
+		// rolled the transaction back instead.
+		err = errors.New("the transaction was rolled back: one of its statements had failed")
+	}
+	if err != nil {
+		tx.rollback()
+		return fmt.Errorf("commit: %w", tx.outcome(err))
+	}
+	return nil
+}
+
+// rollback rolls the transaction back (on PostgreSQL, if any of it reached the server).
+func (tx *Tx) rollback() {
+	if tx.sess == nil {
+		_ = tx.sqlTx.Rollback()
+		return
+	}
+	s := tx.sess
+	s.queue = nil
+	if s.sent() == 0 {
+		return
+	}
+	// Even when the caller's context is done: the connection goes back to
+	// the pool, and one still in a transaction is discarded by the driver.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = s.conn.ExecContext(ctx, "ROLLBACK")
+}
+
+// end hands a PostgreSQL transaction's connection back to the pool once
+// the transaction is over (the driver discards a connection still in one).
+func (tx *Tx) end() {
+	if tx.sess != nil {
+		tx.sess.conn.Close()
+	}
 }
 
 func retryable(err error) bool {

@@ -290,22 +290,26 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 			}
 		})
 		<-holding
-		const n = 12
+		const n = 15
 		errs := make([]error, n)
 		hooks := make([]int, n)
 		for i := range n {
 			wg.Go(func() {
 				errs[i] = db.Exec(ctx, func(tx *store.Tx) error {
-					if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, $2)`, fmt.Sprintf("item-%d", i), i); err != nil {
+					// Sent: on PostgreSQL it reaches the server with the
+					// item's next statement, or its release.
+					if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, $2)`, fmt.Sprintf("item-%d", i), i); err != nil {
 						return err
 					}
 					tx.AfterCommit(func() { hooks[i]++ })
-					switch i % 4 {
-					case 1: // fails after writing
+					switch i % 5 {
+					case 1: // fails after writing (nothing reached the server yet)
 						return errBoom
 					case 2: // a failing statement
 						_, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, fmt.Sprintf("item-%d", i))
 						return err
+					case 3: // a failing statement sent, whose error only the release sees
+						return tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, fmt.Sprintf("item-%d", i))
 					}
 					return nil
 				})
@@ -320,13 +324,13 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 		wg.Wait()
 		for i := range n {
 			want := 1
-			switch i % 4 {
+			switch i % 5 {
 			case 1:
 				want = 0
 				if !errors.Is(errs[i], errBoom) {
 					t.Errorf("item %d: %v, want boom", i, errs[i])
 				}
-			case 2:
+			case 2, 3:
 				want = 0
 				if !store.IsUniqueViolation(errs[i]) {
 					t.Errorf("item %d: %v, want a unique violation", i, errs[i])
@@ -342,6 +346,74 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 			if hooks[i] != want {
 				t.Errorf("item %d: hooks ran %d times, want %d", i, hooks[i], want)
 			}
+		}
+	})
+}
+
+// TestSentStatementsGoWithTheNext checks the pipeline: statements sent
+// (Send) reach PostgreSQL with the next statement in one round trip, in
+// order; on SQLite each runs at once.
+func TestSentStatementsGoWithTheNext(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		var sum, trips int
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			for i := range 3 {
+				if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, $2)`, fmt.Sprintf("sent-%d", i), i+1); err != nil {
+					return err
+				}
+			}
+			if err := tx.Row(ctx, `SELECT SUM(v) FROM kv_test WHERE k LIKE 'sent-%'`).Scan(&sum); err != nil {
+				return err
+			}
+			trips = tx.RoundTrips()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum != 6 {
+			t.Errorf("the query saw a sum of %d, want 6 (all three sent rows)", sum)
+		}
+		want := 1
+		if db.Dialect() == store.SQLite {
+			want = 4
+		}
+		if trips != want {
+			t.Errorf("%d round trips, want %d", trips, want)
+		}
+	})
+}
+
+// TestSentStatementFailureFailsTheTransaction checks that a sent statement
+// that fails rolls the whole transaction back and is the error it returns,
+// whatever its caller made of the errors that followed (the transaction is
+// aborted on PostgreSQL, so every later statement fails).
+func TestSentStatementFailureFailsTheTransaction(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('once', 1)`); err != nil {
+				return err
+			}
+			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('once', 2)`); err != nil {
+				return errors.New("the caller's own words")
+			}
+			var v int
+			if err := tx.QueryRowContext(ctx, `SELECT v FROM kv_test WHERE k = 'once'`).Scan(&v); err != nil {
+				return errors.New("the caller's own words")
+			}
+			return nil
+		})
+		if !store.IsUniqueViolation(err) {
+			t.Errorf("Exec = %v, want the sent statement's unique violation", err)
+		}
+		if got := committedRows(t, db, "once"); got != 0 {
+			t.Errorf("%d committed rows, want 0", got)
 		}
 	})
 }

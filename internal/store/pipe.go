@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Pipelining. On PostgreSQL every statement is a round trip to the server,
+// and in a merchant's lane round trips are what bound the throughput: the
+// lane runs one transaction's statements after another. A statement whose
+// result its caller does not read (an insert, a status update, a savepoint)
+// need not wait for its answer: Send queues it, and it goes to the server in
+// one round trip (a pgx batch) with the next statement the transaction runs
+// through Row or Query, or when the transaction ends. Statements still run
+// in the order they were written. A queued statement's error is returned by
+// the call that carried it to the server (and by the transaction, which
+// fails), so Send is for statements whose failure is not an answer the
+// caller handles: a statement whose unique violation means "exists already"
+// runs with ExecContext.
+//
+// On SQLite there is no round trip to save: Send runs the statement at once.
+
+// maxQueued bounds the statements a transaction queues before they are sent.
+const maxQueued = 64
+
+type queued struct {
+	sql  string
+	args []any
+}
+
+// session is the connection a PostgreSQL transaction runs on, shared by the
+// transactions of one group commit, with the statements queued for it.
+type session struct {
+	conn   *sql.Conn
+	queue  []queued
+	flushN int // how many times the queue went to the server
+	// reading is set while a Query's rows are read: a statement run from
+	// inside its callback would wait for the connection that callback holds.
+	reading bool
+}
+
+// Row is one row of a result: *sql.Row, or a row read through a pipeline.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Send runs a statement whose result is not read, on PostgreSQL with the
+// next statement that goes to the server (see Pipelining above).
+func (tx *Tx) Send(ctx context.Context, query string, args ...any) error {
+	tx.statements++
+	if tx.sess == nil {
+		tx.roundTrips++
+		_, err := tx.execNow(ctx, query, args...)
+		if err != nil && tx.failed == nil {
+			tx.failed = err
+		}
+		return err
+	}
+	return tx.queue(ctx, query, args...)
+}
+
+// queue adds a statement to the session's queue, sending the queue when it is full.
+func (tx *Tx) queue(ctx context.Context, query string, args ...any) error {
+	tx.sess.queue = append(tx.sess.queue, queued{query, args})
+	if len(tx.sess.queue) >= maxQueued {
+		return tx.flush(ctx)
+	}
+	return nil
+}
+
+// Row runs a query that returns at most one row, carrying the queued
+// statements with it in one round trip on PostgreSQL. As with QueryRowContext,
+// no row is sql.ErrNoRows, from Scan.
+func (tx *Tx) Row(ctx context.Context, query string, args ...any) Row {
+	if tx.sess == nil {
+		return tx.QueryRowContext(ctx, query, args...)
+	}
+	tx.statements++
+	return pipedRow{tx: tx, ctx: ctx, q: queued{query, args}}
+}
+
+type pipedRow struct {
+	tx  *Tx
+	ctx context.Context
+	q   queued
+}
+
+func (r pipedRow) Scan(dest ...any) error {
+	_, err := r.tx.send(r.ctx, &r.q, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return sql.ErrNoRows
+		}
+		return rows.Scan(dest...)
+	})
+	return err
+}
+
+// Query runs a query and calls each for every row, in order, carrying the
+// queued statements with it in one round trip on PostgreSQL. An error from
+// each stops the reading and is returned. each must not run statements of
+// tx (the connection is busy reading): collect the rows, then act on them.
+func (tx *Tx) Query(ctx context.Context, query string, args []any, each func(Row) error) error {
+	if tx.sess == nil {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	tx.statements++
+	_, err := tx.send(ctx, &queued{query, args}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	return err
+}
+
+// control sends a statement of the group commit's own (a savepoint), not
+// counted among the item's statements: queued on PostgreSQL, at once on SQLite.
+func (tx *Tx) control(ctx context.Context, query string) error {
+	if tx.sess == nil {
+		_, err := tx.sqlTx.ExecContext(ctx, query)
+		return err
+	}
+	return tx.queue(ctx, query)
+}
+
+// controlNow runs a statement of the group commit's own at once, dropping
+// what is queued (what a failed item queued after its failure).
+func (tx *Tx) controlNow(ctx context.Context, query string) error {
+	if tx.sess == nil {
+		_, err := tx.sqlTx.ExecContext(ctx, query)
+		return err
+	}
+	tx.sess.queue = nil
+	_, err := tx.sess.conn.ExecContext(ctx, query)
+	return err
+}
+
+// sent counts the times the queue went to the server.
+func (s *session) sent() int { return s.flushN }
+
+// mark is where the queue ends now and how often it was sent so far (nil: zeros).
+func (s *session) mark() (int, int) {
+	if s == nil {
+		return 0, 0
+	}
+	return len(s.queue), s.flushN
+}
+
+// flush sends the queued statements, if any.
+func (tx *Tx) flush(ctx context.Context) error {
+	if tx.sess == nil || len(tx.sess.queue) == 0 {
+		return nil
+	}
+	_, err := tx.send(ctx, nil, nil)
+	return err
+}
+
+// send sends the queued statements and then last, if not nil, in one pgx
+// batch on the transaction's connection: last's rows go to read, or, with
+// read nil, send returns last's command tag. The first error stops the
+// batch (the server skips the rest); a queued statement's error is
+// remembered as the transaction's failure, which the transaction reports
+// however its caller words the errors that follow.
+func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error) (pgconn.CommandTag, error) {
+	s := tx.sess
+	if s.reading {
+		return pgconn.CommandTag{}, errors.New("a statement was run while another's rows were being read")
+	}
+	queue := s.queue
+	s.queue = nil
+	s.flushN++
+	tx.roundTrips++
+	var tag pgconn.CommandTag
+	var queuedErr error
+	err := s.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: driver connection is %T, not pgx", dc)
+		}
+		b := &pgx.Batch{}
+		for _, q := range queue {
+			b.Queue(q.sql, q.args...)
+		}
+		if last != nil {
+			b.Queue(last.sql, last.args...)
+		}
+		br := c.Conn().SendBatch(ctx, b)
+		for range queue {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				queuedErr = err
+				return err
+			}
+		}
+		var err error
+		switch {
+		case last != nil && read != nil:
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				s.reading = true
+				err = read(rows)
+				s.reading = false
+				rows.Close()
+				if err == nil {
+					err = rows.Err()
+				}
+			}
+		case last != nil:
+			tag, err = br.Exec()
+		}
+		if err != nil {
+			br.Close()
+			return err
+		}
+		return br.Close()
+	})
+	if queuedErr != nil && tx.failed == nil {
+		tx.failed = queuedErr
+	}
+	return tag, err
+}
+
+// result is what ExecContext returns for a statement sent through the pipeline.
+type result struct{ tag pgconn.CommandTag }
+
+func (r result) LastInsertId() (int64, error) {
+	return 0, fmt.Errorf("LastInsertId is not supported on PostgreSQL")
+}
+func (r result) RowsAffected() (int64, error) { return r.tag.RowsAffected(), nil }
+
+// execNow runs a statement at once on SQLite, through the statement cache.
+func (tx *Tx) execNow(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st, ok := tx.db.prepared(ctx, query); ok {
+		return tx.sqlTx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.sqlTx.ExecContext(ctx, query, args...)
+}
