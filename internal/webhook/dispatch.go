@@ -393,12 +393,11 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 
 // inRecordOrder keeps the claim (of webhook_events as alias) to events no
 // earlier event of the same record is still waiting for: one record's
-// events are delivered in the order they were emitted (ties of the same
-// millisecond by id), the next only once the one before is delivered or
-// has failed for good.
+// events are delivered in the order they were emitted (seq), the next only
+// once the one before is delivered or has failed for good.
 func inRecordOrder(alias string) string {
 	return strings.ReplaceAll(` AND NOT EXISTS (SELECT 1 FROM webhook_events p WHERE p.merchant_id = E.merchant_id AND p.record_uuid = E.record_uuid
-		AND p.status = 'pending' AND (p.created_at < E.created_at OR (p.created_at = E.created_at AND p.id < E.id)))`, "E.", alias+".")
+		AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
 }
 
 // claimForQuery is claimFor's statement: $1 the lease's end, $2 the

@@ -156,13 +156,22 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 		at = d.clock.Now()
 	}
 	now := d.clock.Now().UnixMilli()
-	id, err := store.InsertUnique(ctx, func() string { return "msg_" + store.RandomID(20) }, func(id string) (bool, error) {
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
-			authorization_header, body, status, next_attempt_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8) ON CONFLICT (id) DO NOTHING`,
-			id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()))
-	})
-	if err != nil {
+	// Twenty random base-36 characters (103 bits): no two events share an id, and
+	// if two ever did, the insert would fail the transaction, never
+	// overwrite. So the insert is sent without waiting for its answer
+	// (store.Tx.Send): an event costs no round trip of its own.
+	id := "msg_" + store.RandomID(20)
+	// seq numbers events in the order they are written (inRecordOrder):
+	// PostgreSQL's identity column does; SQLite, with its one writer, takes
+	// the largest plus one.
+	seqColumn, seqValue := "", ""
+	if tx.DB().Dialect() == store.SQLite {
+		seqColumn, seqValue = ", seq", ", (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events)"
+	}
+	if err := tx.Send(ctx, `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
+		authorization_header, body, status, next_attempt_at, created_at, updated_at`+seqColumn+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8`+seqValue+`)`,
+		id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()); err != nil {
 		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
 	}
 	tx.AfterCommit(func() { d.wakeFor(ev.Target.EndpointURL) })
