@@ -37,40 +37,26 @@ type Attempt struct {
 // maxListed bounds the events listed for one record.
 const maxListed = 100
 
+// deliveryColumns are what scanDelivery reads.
+const deliveryColumns = `id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at`
+
 // Deliveries lists the events about record uuid of merchantID, newest first.
 func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([]Delivery, error) {
-	rows, err := d.db.Read().QueryContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
-		FROM webhook_events WHERE merchant_id = $1 AND record_uuid = $2 ORDER BY created_at DESC, id DESC LIMIT $3`, merchantID, uuid, maxListed)
-	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	out := []Delivery{}
-	for rows.Next() {
-		dl, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, dl)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), out[i].ID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return d.listed(ctx, `SELECT `+deliveryColumns+` FROM webhook_events
+		WHERE merchant_id = $1 AND record_uuid = $2 ORDER BY seq DESC LIMIT $3`, merchantID, uuid, maxListed)
 }
 
 // Recent lists merchantID's latest events, newest first, with their
 // attempts; status, when set, keeps only events in it.
 func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Status, limit int) ([]Delivery, error) {
-	rows, err := d.db.Read().QueryContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
-		FROM webhook_events WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
+	return d.listed(ctx, `SELECT `+deliveryColumns+` FROM webhook_events
+		WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
 		merchantID, string(status), min(limit, maxListed))
+}
+
+// listed reads the events query selects (deliveryColumns), each with its attempts.
+func (d *Dispatcher) listed(ctx context.Context, query string, args ...any) ([]Delivery, error) {
+	rows, err := d.db.Read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -144,7 +130,7 @@ func (d *Dispatcher) attempts(ctx context.Context, q store.Querier, eventID stri
 
 // Delivery reads one event of merchantID by its id.
 func (d *Dispatcher) Delivery(ctx context.Context, q store.Querier, merchantID, id string) (Delivery, error) {
-	dl, err := scanDelivery(q.QueryRowContext(ctx, `SELECT id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at
+	dl, err := scanDelivery(q.QueryRowContext(ctx, `SELECT `+deliveryColumns+`
 		FROM webhook_events WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Delivery{}, fault.NotFoundf("no webhook event %s", id)
