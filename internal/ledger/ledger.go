@@ -227,20 +227,13 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // all such transactions wait on the account before anything else, instead of
 // holding their own rows while waiting for buckets another holds.
 func LockAccount(ctx context.Context, tx *store.Tx, accountID int64, currency string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM ledger_buckets WHERE account_id = $1 AND currency = $2 ORDER BY name`+tx.DB().ForUpdate(),
-		accountID, currency)
-	if err != nil {
-		return fmt.Errorf("lock account %d: %w", accountID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-	}
-	return rows.Err()
+	_, err := LockAccountOf(ctx, tx, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
+	return err
 }
 
-// LockAccountOf is LockAccount for the account a row names, in one round
-// trip: accountQuery selects that account's account_id and currency. It reports
-// whether accountQuery found the row.
+// LockAccountOf is LockAccount for the account a row names, in one
+// statement: accountQuery selects that account's account_id and currency.
+// It reports whether accountQuery found the row.
 func LockAccountOf(ctx context.Context, tx *store.Tx, accountQuery string, args ...any) (bool, error) {
 	lock := ""
 	if tx.DB().Dialect() == store.Postgres {

@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/job"
 	"payd/internal/store"
 )
 
@@ -40,6 +41,16 @@ func (c Clock) Read(ctx context.Context, q store.Querier, merchantID string) (ti
 		return time.Time{}, fmt.Errorf("merchant clock: %w", err)
 	}
 	return c.At(time.Duration(offset) * time.Millisecond), nil
+}
+
+// OfJob is the time on merchantID's clock for a job's work: from the offset
+// read with the job's claim when the job runs on that merchant's clock (no
+// query), else read from q.
+func (c Clock) OfJob(ctx context.Context, q store.Querier, j job.Job, merchantID string) (time.Time, error) {
+	if j.ClockOf == merchantID {
+		return c.At(j.ClockOffset), nil
+	}
+	return c.Read(ctx, q, merchantID)
 }
 
 // At is the time on a clock running offset ahead of the deployment's, for

@@ -183,10 +183,7 @@ func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, t
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	if j.ClockOf == r.merchantID {
-		return r, s.clock.At(j.ClockOffset), nil
-	}
-	now, err := s.clock.Read(ctx, tx, r.merchantID)
+	now, err := s.clock.OfJob(ctx, tx, j, r.merchantID)
 	return r, now, err
 }
 
@@ -336,7 +333,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if err != nil {
 		return err
 	}
-	now, err := s.clock.Read(ctx, tx, r.merchantID)
+	now, err := s.clock.OfJob(ctx, tx, j, r.merchantID)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job) (row, 
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	now, err := s.clock.Read(ctx, tx, r.merchantID)
+	now, err := s.clock.OfJob(ctx, tx, j, r.merchantID)
 	return r, now, err
 }
 
