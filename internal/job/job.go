@@ -11,7 +11,6 @@ package job
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -230,8 +229,11 @@ func (q *Queue) heldForLanes() []int64 {
 	return ids
 }
 
-// jobClock is the clock offset of a job's merchant, read with its claim.
-const jobClock = `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+// clockOffsetOf is the test-clock offset, in milliseconds, of the merchant
+// whose id is in column (zero for none).
+func clockOffsetOf(column string) string {
+	return `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = ` + column + `), 0)`
+}
 
 // claimOne deletes job id, returning it, if it is due and still waiting for
 // its first run (a worker may have run it, or be running it, already); the
@@ -240,8 +242,8 @@ func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, id int64) ([]Job, er
 	var jobs []Job
 	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.id IN (SELECT c.id FROM jobs c
 		WHERE c.id = $1 AND c.state = 'available' AND c.attempts = 0
-		  AND c.run_at <= $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = c.clock_of), 0)`+q.db.SkipLocked("c")+`)
-		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+jobClock,
+		  AND c.run_at <= $2 + `+clockOffsetOf("c.clock_of")+q.db.SkipLocked("c")+`)
+		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+clockOffsetOf("j.clock_of"),
 		[]any{id, q.clock.Now().UnixMilli()}, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
@@ -309,8 +311,8 @@ func (q *Queue) worker(ctx context.Context) {
 // merchant clock offset, a bound that lets the (state, run_at) index stop
 // the scan at the due jobs instead of reading every waiting one (each
 // pending payin waits with an expiry job).
-const dueWhere = `j.state = 'available' AND j.run_at <= $3
-	AND j.run_at <= $1 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = j.clock_of), 0)`
+var dueWhere = `j.state = 'available' AND j.run_at <= $3
+	AND j.run_at <= $1 + ` + clockOffsetOf("j.clock_of")
 
 // dueBound is the real time plus the largest merchant clock offset (zero
 // in production).
@@ -422,41 +424,51 @@ const claimBatch = 16
 
 // claim locks up to limit due jobs (of merchant clockOf only, when given).
 func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string, limit int) ([]Job, error) {
-	args := []any{now, clockOf, bound, limit}
-	notHeld := ""
-	if held := q.heldForLanes(); len(held) > 0 {
-		notHeld = ` AND j.id <> ALL($5::bigint[])`
-		args = append(args, held)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+jobClock+` FROM jobs j
-		WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
-		ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args...)
-	if err != nil {
-		return nil, fmt.Errorf("claim jobs: %w", err)
-	}
-	jobs, err := scanJobs(rows)
-	if err != nil {
-		return nil, err
-	}
-	// A job enqueued while the query was sent may be held for its lane run
-	// now: it is left alone (its lock goes with this transaction).
-	held := q.heldForLanes()
-	return slices.DeleteFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }), nil
-}
-
-// scanJobs reads claimed jobs.
-func scanJobs(rows *sql.Rows) ([]Job, error) {
-	defer rows.Close()
-	var out []Job
-	for rows.Next() {
-		j, err := scanJob(rows)
+	for attempt := 1; ; attempt++ {
+		held := q.heldForLanes()
+		args := []any{now, clockOf, bound, limit}
+		notHeld := ""
+		if len(held) > 0 {
+			notHeld = ` AND j.id <> ALL($5::bigint[])`
+			args = append(args, held)
+		}
+		if err := tx.Send(ctx, `SAVEPOINT job_claim`); err != nil {
+			return nil, err
+		}
+		var jobs []Job
+		err := tx.Query(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+clockOffsetOf("j.clock_of")+` FROM jobs j
+			WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
+			ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args, func(row store.Row) error {
+			j, err := scanJob(row)
+			jobs = append(jobs, j)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("claim jobs: %w", err)
 		}
-		out = append(out, j)
+		// A job enqueued while the query was sent may be held for its lane
+		// run now. It is left alone, and so is its lock: the claim is undone
+		// and made again, or the lane run would skip the locked job and
+		// leave it to a worker.
+		held = q.heldForLanes()
+		if !slices.ContainsFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }) {
+			return jobs, tx.Send(ctx, `RELEASE SAVEPOINT job_claim`)
+		}
+		if attempt == maxClaimAttempts {
+			return slices.DeleteFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }), tx.Send(ctx, `RELEASE SAVEPOINT job_claim`)
+		}
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_claim`); err != nil {
+			return nil, err
+		}
+		if err := tx.Send(ctx, `RELEASE SAVEPOINT job_claim`); err != nil {
+			return nil, err
+		}
 	}
-	return out, rows.Err()
 }
+
+// maxClaimAttempts bounds the claims made again because a job claimed had
+// just been enqueued for its lane (claim).
+const maxClaimAttempts = 3
 
 // scanJob reads a claimed job, counting this run among its attempts.
 func scanJob(row store.Row) (Job, error) {
@@ -502,7 +514,7 @@ func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr e
 	var state string
 	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
 		state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
-		run_at = $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = jobs.clock_of), 0)
+		run_at = $2 + `+clockOffsetOf("jobs.clock_of")+`
 		WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ID).Scan(&state)
 	if err != nil {
 		return "", fmt.Errorf("record failure of job %d: %w", j.ID, err)
