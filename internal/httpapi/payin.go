@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"payd/internal/fault"
+	"payd/internal/ledger"
 	"payd/internal/payin"
 	"payd/internal/store"
 )
@@ -48,7 +49,7 @@ func (a *API) payinRoutes() []route {
 			body:        payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeOTPInvalid}, handle: a.confirmOTP},
 		{method: "POST", path: "/v2/payins/confirm_otp", auth: authKeys, summary: "Alias of /v2/payins/bank/confirm_otp.",
 			body: payin.OTPRequest{}, response: payin.OTPResult{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeOTPInvalid}, handle: a.confirmOTP},
-		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.", merchantLane: true,
+		{method: "POST", path: "/v2/payins/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a pending payin.",
 			description: "status completed → received (the money lands in incoming, then available less fees and reserve); failed → failed. A payin awaiting its OTP must be confirmed first (409).",
 			body:        payin.SimulateRequest{}, response: statusOK{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}, handle: a.simulatePayin},
 		{method: "POST", path: "/v2/payins/refund", auth: authKeys, summary: "Refund a received payin, in full or in part.",
@@ -158,6 +159,10 @@ func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := statusOK{Status: "ok"}
 	expect(r, http.StatusOK, func(any) any { return ok })
+	// A receipt's money is spread by the payin (ledger.Entry.Spread): it is
+	// group-committed with the other work on the payin's slot, beside the
+	// other slots.
+	r = r.WithContext(store.WithLane(r.Context(), ledger.Lane(principal(r).MerchantID, req.UUID)))
 	_, err := inTx(a, r, func(tx *store.Tx) (payin.Payin, error) {
 		return a.Payins.Simulate(r.Context(), tx, principal(r), req)
 	})

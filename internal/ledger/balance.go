@@ -32,8 +32,9 @@ func Balances(ctx context.Context, q store.Querier, merchantID, kind, currency s
 		return nil, fmt.Errorf("read balances: %w", err)
 	}
 	defer rows.Close()
+	// A bucket's balance is the sum of its rows (its slots, Entry.Spread).
 	var out []Balance
-	var minBalance int64
+	var minBalance []int64
 	for rows.Next() {
 		var (
 			id, min, amount int64
@@ -44,20 +45,22 @@ func Balances(ctx context.Context, q store.Querier, merchantID, kind, currency s
 		}
 		if len(out) == 0 || out[len(out)-1].AccountID != id {
 			out = append(out, Balance{AccountID: id, Currency: cur})
-			minBalance = min
+			minBalance = append(minBalance, min)
 		}
 		b := &out[len(out)-1]
 		switch Bucket(name) {
 		case Available:
-			b.Available = amount
-			b.Withdrawable = max(0, amount-minBalance)
+			b.Available += amount
 		case Incoming:
-			b.Incoming = amount
+			b.Incoming += amount
 		case Outgoing:
-			b.Outgoing = amount
+			b.Outgoing += amount
 		case RollingReserve:
-			b.RollingReserve = amount
+			b.RollingReserve += amount
 		}
+	}
+	for i := range out {
+		out[i].Withdrawable = max(0, out[i].Available-minBalance[i])
 	}
 	return out, rows.Err()
 }

@@ -79,7 +79,8 @@ func deposit(t testing.TB, db *store.DB, merchantID string, accountID, amount in
 	}
 }
 
-// buckets reads the non-zero bucket balances of an account.
+// buckets reads the non-zero bucket balances of an account, each the sum of
+// its slots.
 func buckets(t testing.TB, db *store.DB, accountID int64) map[ledger.Bucket]int64 {
 	t.Helper()
 	rows, err := db.Read().Query(`SELECT name, balance FROM ledger_buckets WHERE account_id = $1`, accountID)
@@ -94,8 +95,11 @@ func buckets(t testing.TB, db *store.DB, accountID int64) map[ledger.Bucket]int6
 		if err := rows.Scan(&name, &balance); err != nil {
 			t.Fatalf("read buckets: %v", err)
 		}
-		if balance != 0 {
-			out[ledger.Bucket(name)] = balance
+		out[ledger.Bucket(name)] += balance
+	}
+	for name, balance := range out {
+		if balance == 0 {
+			delete(out, name)
 		}
 	}
 	if err := rows.Err(); err != nil {

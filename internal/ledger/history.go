@@ -124,8 +124,8 @@ func Between(ctx context.Context, q store.Querier, merchantID string, accountID 
 	return out, rows.Err()
 }
 
-// BucketMove is one posting to a bucket: when its entry was made and the
-// amount it added.
+// BucketMove is one entry's movement of a bucket: when the entry was made
+// and the net amount it added.
 type BucketMove struct {
 	At     time.Time
 	Amount int64
@@ -133,23 +133,27 @@ type BucketMove struct {
 
 // BucketHistory reads how an account's bucket moved over [from, to), in
 // time: opening is its balance at from (every posting made before from),
-// moves the postings made in the period, in the order of their times (then
-// of their application). The balance at any instant t of the period is
-// opening plus the moves made at or before t. Only the postings made since
-// from are read: opening is the bucket's balance less those, in one
-// statement, so both come from one snapshot.
+// moves the entries made in the period that moved it, each with its net
+// amount over the bucket's rows (slots, Entry.Spread), in the order of
+// their times (then of their application). The balance at any instant t of
+// the period is opening plus the moves made at or before t. Only the
+// postings made since from are read: opening is the bucket's balance less
+// those, in one statement, so both come from one snapshot.
 func BucketHistory(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening int64, moves []BucketMove, err error) {
-	var bucketID int64
-	err = q.QueryRowContext(ctx, `SELECT b.id, b.balance - COALESCE((SELECT CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e
-		JOIN postings p ON p.entry_id = e.id WHERE e.merchant_id = b.merchant_id AND e.created_at >= $1 AND p.bucket_id = b.id), 0)
-		FROM ledger_buckets b WHERE b.merchant_id = $2 AND b.account_id = $3 AND b.name = $4`,
-		from.UnixMilli(), merchantID, accountID, string(bucket)).Scan(&bucketID, &opening)
+	err = q.QueryRowContext(ctx, `SELECT CAST(SUM(b.balance) - COALESCE((SELECT SUM(p.amount) FROM journal_entries e
+		JOIN postings p ON p.entry_id = e.id WHERE e.merchant_id = $1 AND e.created_at >= $2
+		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE account_id = $3 AND name = $4)), 0) AS BIGINT)
+		FROM ledger_buckets b WHERE b.merchant_id = $1 AND b.account_id = $3 AND b.name = $4
+		HAVING COUNT(*) > 0`,
+		merchantID, from.UnixMilli(), accountID, string(bucket)).Scan(&opening)
 	if err != nil {
 		return 0, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT e.created_at, p.amount FROM journal_entries e JOIN postings p ON p.entry_id = e.id
-		WHERE e.merchant_id = $1 AND e.created_at >= $2 AND e.created_at < $3 AND p.bucket_id = $4
-		ORDER BY e.created_at, p.id`, merchantID, from.UnixMilli(), to.UnixMilli(), bucketID)
+	rows, err := q.QueryContext(ctx, `SELECT e.created_at, CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e JOIN postings p ON p.entry_id = e.id
+		WHERE e.merchant_id = $1 AND e.created_at >= $2 AND e.created_at < $3
+		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE account_id = $4 AND name = $5)
+		GROUP BY e.id, e.created_at
+		ORDER BY e.created_at, e.id`, merchantID, from.UnixMilli(), to.UnixMilli(), accountID, string(bucket))
 	if err != nil {
 		return 0, nil, fmt.Errorf("postings of account %d: %w", accountID, err)
 	}

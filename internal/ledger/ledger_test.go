@@ -427,8 +427,8 @@ func TestPostBounds(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				merchant, account := newJPYAccount(t, db)
-				exec(t, db, `UPDATE ledger_buckets SET balance = $1 WHERE account_id = $2 AND name = 'available'`, tt.startAvailable, account)
-				exec(t, db, `UPDATE ledger_buckets SET balance = $1 WHERE account_id = $2 AND name = 'external'`, tt.startExternal, account)
+				exec(t, db, `UPDATE ledger_buckets SET balance = $1 WHERE account_id = $2 AND name = 'available' AND slot = 0`, tt.startAvailable, account)
+				exec(t, db, `UPDATE ledger_buckets SET balance = $1 WHERE account_id = $2 AND name = 'external' AND slot = 0`, tt.startExternal, account)
 				_, err := post(db, movement(merchant, account, tt.amount))
 				if got := errCode(err); got != tt.wantErr {
 					t.Errorf("Post error = %v (code %q), want code %q", err, got, tt.wantErr)

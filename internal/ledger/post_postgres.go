@@ -9,29 +9,38 @@ import (
 	"payd/internal/store"
 )
 
-// postOneStatement is Post on PostgreSQL in a single statement: it locks the
-// entry's buckets in the lock order (account id, then bucket name), checks
-// every leg (bucket present in the currency, no overdraft unless allowed,
-// within ±MaxBalance), and only if all pass updates the buckets and appends
-// the journal entry and its postings. Every leg comes back, in the legs'
-// order, with its bucket's balance before the movement, so a refusal is
-// explained without another round trip and writes nothing.
+// postOneStatement is Post on PostgreSQL in a single statement. Each leg
+// names a slot of its bucket ($12: 0 the principal row, 1.. a spread slot)
+// or, as -1, the whole bucket: every slot, whose sum is the balance the leg
+// is checked against, gathered into the principal row by the movement. The
+// statement locks the legs' rows in the lock order (account id, bucket name,
+// slot), checks every leg (bucket present in the currency, no overdraft
+// unless allowed, within ±MaxBalance), and only if all pass updates the rows
+// and appends the journal entry and its postings, one per row changed.
+// Every leg comes back, in the legs' order, with its balance before the
+// movement, so a refusal is explained without another round trip and
+// writes nothing.
 const postOneStatement = `WITH l AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bool[]) WITH ORDINALITY AS l(acct, name, amt, neg, ord)
-), cur AS MATERIALIZED (
-	SELECT b.id, b.balance, b.allow_negative, l.ord, l.amt, l.neg
-	FROM ledger_buckets b JOIN l ON b.account_id = l.acct AND b.name = l.name
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bool[], $12::int[]) WITH ORDINALITY AS l(acct, name, amt, neg, slot, ord)
+), r AS MATERIALIZED (
+	SELECT b.id, b.slot, b.balance, b.allow_negative, l.ord, l.amt, l.neg, l.slot < 0 AS whole
+	FROM ledger_buckets b JOIN l ON b.account_id = l.acct AND b.name = l.name AND (l.slot < 0 OR b.slot = l.slot)
 	WHERE b.currency = $5::text
-	ORDER BY b.account_id, b.name
+	ORDER BY b.account_id, b.name, b.slot
 	FOR UPDATE OF b
+), cur AS (
+	SELECT ord, min(amt) AS amt, bool_or(neg) AS neg, bool_and(allow_negative) AS allow_negative,
+		CAST(sum(balance) AS bigint) AS balance
+	FROM r GROUP BY ord
 ), ok AS (
 	SELECT count(*) = cardinality($1::bigint[])
 		AND COALESCE(bool_and((balance + amt >= 0 OR allow_negative OR neg) AND balance + amt BETWEEN $6::bigint AND $7::bigint), TRUE) AS ok
 	FROM cur
 ), upd AS (
-	UPDATE ledger_buckets b SET balance = b.balance + c.amt
-	FROM cur c, ok WHERE ok.ok AND b.id = c.id
-	RETURNING b.id, c.ord, c.amt, c.neg, b.balance
+	UPDATE ledger_buckets b SET balance = CASE WHEN NOT r.whole THEN b.balance + r.amt WHEN r.slot = 0 THEN c.balance + c.amt ELSE 0 END
+	FROM r JOIN cur c ON c.ord = r.ord, ok
+	WHERE ok.ok AND b.id = r.id AND (NOT r.whole OR r.slot = 0 OR r.balance <> 0)
+	RETURNING b.id, r.ord, r.slot, b.balance - r.balance AS amt, c.neg, b.balance
 ), e AS (
 	INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at)
 	SELECT $8::text, $9::text, $10::text, $11::bigint FROM ok WHERE ok.ok
@@ -39,13 +48,17 @@ const postOneStatement = `WITH l AS (
 ), p AS (
 	INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft)
 	SELECT e.id, $8::text, u.id, $5::text, u.amt, u.balance, u.neg AND u.balance < 0
-	FROM e, upd u ORDER BY u.ord
+	FROM e, upd u ORDER BY u.ord, u.slot DESC
 )
-SELECT (SELECT id FROM e), c.id IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE)
+SELECT (SELECT id FROM e), c.ord IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE)
 FROM l LEFT JOIN cur c ON c.ord = l.ord
 ORDER BY l.ord`
 
-// legState is what the single-statement post read of one leg's bucket.
+// wholeBucket is the slot of a leg that takes the whole bucket.
+const wholeBucket = -1
+
+// legState is what the single-statement post read of one leg's bucket (or
+// slot).
 type legState struct {
 	found         bool
 	balance       int64 // before the movement
@@ -54,13 +67,53 @@ type legState struct {
 
 // postPostgres writes e's normalised legs in one statement (postOneStatement),
 // which carries the transaction's queued statements with it (store.Tx.Send).
+// A spread entry's debit is first taken from its slot; only if some slot
+// does not hold it does a second statement take the debits from their
+// whole buckets.
 func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, error) {
+	id, states, err := postSlots(ctx, tx, e, legs, true)
+	if err != nil || id != 0 {
+		return id, err
+	}
+	if e.Spread != "" && refusedInSlot(legs, states) {
+		if id, states, err = postSlots(ctx, tx, e, legs, false); err != nil || id != 0 {
+			return id, err
+		}
+	}
+	return 0, refusal(e, legs, states)
+}
+
+// refusedInSlot reports whether a debit taken from a slot was refused for
+// want of money there (the whole bucket may hold it).
+func refusedInSlot(legs []Leg, states []legState) bool {
+	for i, l := range legs {
+		if i < len(states) && states[i].found && !states[i].allowNegative && l.Amount < 0 && states[i].balance+l.Amount < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// postSlots runs postOneStatement once: with fromSlot, a spread entry's
+// debits are taken from the key's slot; otherwise from their whole bucket.
+// It returns the entry's id, or 0 and the legs' states when it was refused.
+func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot bool) (int64, []legState, error) {
 	accounts := make([]int64, len(legs))
 	names := make([]string, len(legs))
 	amounts := make([]int64, len(legs))
-	mayGoNegative := make([]bool, len(legs))
+	mayGoNeg := make([]bool, len(legs))
+	slots := make([]int32, len(legs))
+	slot := int32(spreadSlot(e.Spread))
 	for i, l := range legs {
-		accounts[i], names[i], amounts[i], mayGoNegative[i] = l.Account, string(l.Bucket), l.Amount, l.MayGoNegative
+		accounts[i], names[i], amounts[i], mayGoNeg[i] = l.Account, string(l.Bucket), l.Amount, l.MayGoNegative
+		switch {
+		case l.Amount > 0 || mayGoNegative(l.Bucket):
+			slots[i] = slot // cannot overdraw
+		case fromSlot && slot > 0 && !l.MayGoNegative:
+			slots[i] = slot
+		default:
+			slots[i] = wholeBucket
+		}
 	}
 	var record any
 	if e.RecordID != "" {
@@ -68,8 +121,8 @@ func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64
 	}
 	var entryID sql.NullInt64
 	states := make([]legState, 0, len(legs))
-	err := tx.Query(ctx, postOneStatement, []any{accounts, names, amounts, mayGoNegative, e.Currency,
-		-MaxBalance, MaxBalance, e.MerchantID, record, e.Kind, e.At.UnixMilli()}, func(row store.Row) error {
+	err := tx.Query(ctx, postOneStatement, []any{accounts, names, amounts, mayGoNeg, e.Currency,
+		-MaxBalance, MaxBalance, e.MerchantID, record, e.Kind, e.At.UnixMilli(), slots}, func(row store.Row) error {
 		var s legState
 		if err := row.Scan(&entryID, &s.found, &s.balance, &s.allowNegative); err != nil {
 			return err
@@ -78,12 +131,12 @@ func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
+		return 0, nil, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	if entryID.Valid {
-		return entryID.Int64, nil
+		return entryID.Int64, nil, nil
 	}
-	return 0, refusal(e, legs, states)
+	return 0, states, nil
 }
 
 // refusal explains why the single-statement post wrote nothing, naming the

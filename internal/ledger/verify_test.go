@@ -87,13 +87,13 @@ func TestVerifyFindsBreaks(t *testing.T) {
 		want   []string
 	}{
 		{"bucket balance changed", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE ledger_buckets SET balance = balance + 1 WHERE account_id = $1 AND name = 'available'`, []any{l.account}}
+			return sqlArgs{`UPDATE ledger_buckets SET balance = balance + 1 WHERE account_id = $1 AND name = 'available' AND slot = 0`, []any{l.account}}
 		}, []string{"bucket_sum"}},
 		{"posting amount changed", func(l ledgerRows) sqlArgs {
 			return sqlArgs{`UPDATE postings SET amount = amount + 5 WHERE id = $1`, []any{l.payoutPosting}}
 		}, []string{"bucket_sum", "entry_balances", "running_balance"}},
 		{"non-negative bucket below zero", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE ledger_buckets SET balance = -5 WHERE account_id = $1 AND name = 'incoming'`, []any{l.account}}
+			return sqlArgs{`UPDATE ledger_buckets SET balance = -5 WHERE account_id = $1 AND name = 'incoming' AND slot = 0`, []any{l.account}}
 		}, []string{"bucket_sum", "non_negative"}},
 		{"wrong balance_after", func(l ledgerRows) sqlArgs {
 			return sqlArgs{`UPDATE postings SET balance_after = balance_after + 7 WHERE id = $1`, []any{l.payoutPosting}}

@@ -15,7 +15,7 @@ func (s *Service) Hosted(ctx context.Context, uuid, token string) (Payin, error)
 	if !s.ValidPayToken(uuid, token) {
 		return Payin{}, notFound(uuid)
 	}
-	r, err := s.getAny(ctx, s.db.Read(), uuid, false)
+	r, err := s.getAny(ctx, s.db.Read(), uuid, readOnly)
 	if err != nil {
 		return Payin{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Service) PayHosted(ctx context.Context, uuid, token, outcome string) (P
 		return Payin{}, fault.Field("outcome", "must be completed or failed")
 	}
 	return store.Do(ctx, s.db, func(tx *store.Tx) (Payin, error) {
-		r, err := s.getAny(ctx, tx, uuid, true)
+		r, err := s.getAny(ctx, tx, uuid, lockPayin)
 		if err != nil {
 			return Payin{}, err
 		}
@@ -48,7 +48,7 @@ func (s *Service) PayHosted(ctx context.Context, uuid, token, outcome string) (P
 }
 
 // getAny reads a payin by uuid alone (for token-authorised pages and jobs).
-func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, lock bool) (row, error) {
+func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, l lock) (row, error) {
 	var merchantID string
 	if err := q.QueryRowContext(ctx, `SELECT merchant_id FROM payins WHERE uuid = $1`, uuid).Scan(&merchantID); err != nil {
 		if isNoRows(err) {
@@ -56,5 +56,5 @@ func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, lock
 		}
 		return row{}, err
 	}
-	return s.get(ctx, q, merchantID, uuid, lock)
+	return s.get(ctx, q, merchantID, uuid, l)
 }

@@ -58,7 +58,7 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 		return Payin{}, f.Err()
 	}
 	now := s.clock.Of(p)
-	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, lockPayin)
 	if err != nil {
 		return Payin{}, err
 	}
@@ -114,16 +114,17 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 	}
 	r.balanceID = &rec.ID
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.receive",
-		RecordID: rec.ID, At: now, Legs: []ledger.Leg{
+		RecordID: rec.ID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.External, Amount: -paid},
 			{Account: r.accountID, Bucket: ledger.Incoming, Amount: paid},
 		}}); err != nil {
 		return err
 	}
-	// The clearing moves the same buckets as the receipt: it runs in the
-	// merchant's lane, group-committed with its next receipts.
+	// The clearing moves the money of the receipt's slot: it runs in the
+	// slot's lane, group-committed with other clearings of the slot, beside
+	// the other slots' lanes and the receipts.
 	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid},
-		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: store.MerchantLane(r.merchantID)}); err != nil {
+		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: ledger.Lane(r.merchantID, r.uuid)}); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, r, Received, now)
@@ -132,12 +133,19 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
 func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j)
+	// In its slot's lane the clearing holds only the payin and its slot. A
+	// worker runs it among other jobs in one transaction, where it queues on
+	// the account first, as they do.
+	l := lockAccount
+	if store.LaneOf(ctx) != "" {
+		l = lockPayin
+	}
+	r, now, err := s.jobPayin(ctx, tx, j, l)
 	if err != nil || r.balanceID == nil {
 		return err
 	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
-		RecordID: *r.balanceID, At: now, Legs: []ledger.Leg{
+		RecordID: *r.balanceID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.Incoming, Amount: -r.paid},
 			{Account: r.accountID, Bucket: ledger.Available, Amount: r.paid - r.fee - r.reserve},
 			{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: r.reserve},
@@ -161,25 +169,26 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 // releaseReserveJob returns a payin's rolling reserve to available once the
 // account's reserve period has passed.
 func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j)
+	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
 	if err != nil || r.reserve == 0 || r.balanceID == nil {
 		return err
 	}
 	_, err = ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.release_reserve",
-		RecordID: *r.balanceID, At: now, Legs: []ledger.Leg{
+		RecordID: *r.balanceID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: -r.reserve},
 			{Account: r.accountID, Bucket: ledger.Available, Amount: r.reserve},
 		}})
 	return err
 }
 
-// jobPayin reads the payin a job names, locked, and the time on its merchant's clock.
-func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
+// jobPayin reads the payin a job names, locked as l says, and the time on
+// its merchant's clock.
+func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job, l lock) (row, time.Time, error) {
 	var ref ref
 	if err := json.Unmarshal(j.Payload, &ref); err != nil {
 		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
 	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, l)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
@@ -189,7 +198,7 @@ func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job) (row, t
 
 // expireJob expires a payin still pending at its expired_at.
 func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j)
+	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
 	if err != nil || r.status != Pending {
 		return err
 	}
@@ -207,7 +216,7 @@ func (s *Service) Cancel(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Payin{}, fault.Field("uuid", "is required")
 	}
 	now := s.clock.Of(p)
-	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, lockAccount)
 	if err != nil {
 		return Payin{}, err
 	}
@@ -246,7 +255,7 @@ func (s *Service) Refund(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Payin{}, err
 	}
 	now := s.clock.Of(p)
-	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, lockAccount)
 	if err != nil {
 		return Payin{}, err
 	}
@@ -329,7 +338,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if status != "pending" {
 		return nil
 	}
-	r, err := s.get(ctx, tx, ref.MerchantID, payinUUID, true)
+	r, err := s.get(ctx, tx, ref.MerchantID, payinUUID, lockAccount)
 	if err != nil {
 		return err
 	}
@@ -362,7 +371,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 // issuePayCodeJob gives jp_bank_jpy and au_payid_npp_aud payins their
 // payment details shortly after creation and tells the merchant by webhook.
 func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j)
+	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
 	if err != nil || r.status != Pending {
 		return err
 	}
@@ -417,7 +426,7 @@ func (s *Service) ConfirmOTP(ctx context.Context, tx *store.Tx, p merchant.Princ
 		return OTPOutcome{}, e
 	}
 	now := s.clock.Of(p)
-	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, true)
+	r, err := s.get(ctx, tx, p.MerchantID, req.UUID, lockAccount)
 	if err != nil {
 		return OTPOutcome{}, err
 	}

@@ -70,7 +70,7 @@ func (s *Service) MethodParams(ctx context.Context, p merchant.Principal, code s
 
 // Get reads one of the caller's payins.
 func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (Payin, error) {
-	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid, false)
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid, readOnly)
 	if err != nil {
 		return Payin{}, err
 	}

@@ -212,17 +212,33 @@ func (r row) view() Payin {
 	return p
 }
 
-// get reads merchantID's payin uuid, locking it (PostgreSQL) when lock is
-// set. A locked read is for a change, which may post to the ledger: it locks
-// the payin's account first (ledger.LockAccount), so that batches of changes
-// (group-committed receipts, job batches) all queue on the account before
-// they hold any payin, and never deadlock.
-func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (row, error) {
+// lock says what a read of a payin locks (on PostgreSQL).
+type lock int
+
+const (
+	// readOnly locks nothing.
+	readOnly lock = iota
+	// lockAccount is for a change, which may post to the ledger: it locks
+	// the payin's account first (ledger.LockAccount), then the payin, so
+	// that batches of changes (group-committed ones, job batches) all queue
+	// on the account before they hold any payin, and never deadlock.
+	lockAccount
+	// lockPayin locks the payin alone: for a change whose only posts are
+	// spread by the payin (a receipt, its clearing in its slot's lane),
+	// which take the slot's rows last, so concurrent receipts into one
+	// account do not queue on it.
+	lockPayin
+)
+
+// get reads merchantID's payin uuid, locking what l says.
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, l lock) (row, error) {
 	query := `SELECT ` + rowColumns + ` FROM payins WHERE uuid = $1 AND merchant_id = $2`
 	var read store.Row
-	if tx, ok := q.(*store.Tx); ok && lock {
-		if err := s.lockAccountOf(ctx, tx, merchantID, uuid); err != nil {
-			return row{}, err
+	if tx, ok := q.(*store.Tx); ok && l != readOnly {
+		if l == lockAccount {
+			if err := s.lockAccountOf(ctx, tx, merchantID, uuid); err != nil {
+				return row{}, err
+			}
 		}
 		read = tx.Row(ctx, query+s.db.ForUpdate(), uuid, merchantID)
 	} else {
