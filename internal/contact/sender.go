@@ -243,7 +243,7 @@ func (o *outbox) record(ctx context.Context, id string, sendErr error) error {
 	return o.db.Exec(ctx, func(tx *store.Tx) error {
 		if sendErr == nil {
 			_, err := tx.ExecContext(ctx, `UPDATE verification_messages SET status = $1, error = NULL,
-				sent_at = $2 + COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = verification_messages.merchant_id), 0)
+				sent_at = $2 + `+job.ClockOffsetOf("verification_messages.merchant_id")+`
 				WHERE uuid = $3`, string(DeliverySent), now, id)
 			return err
 		}

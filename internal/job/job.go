@@ -229,9 +229,11 @@ func (q *Queue) heldForLanes() []int64 {
 	return ids
 }
 
-// clockOffsetOf is the test-clock offset, in milliseconds, of the merchant
-// whose id is in column (zero for none).
-func clockOffsetOf(column string) string {
+// ClockOffsetOf is the test-clock offset, in milliseconds, of the merchant
+// whose id is in column (zero for none), as SQL: the one spelling of it for
+// queries that read a merchant's time on the database (a job's due time, a
+// message's sent_at).
+func ClockOffsetOf(column string) string {
 	return `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = ` + column + `), 0)`
 }
 
@@ -242,8 +244,8 @@ func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, id int64) ([]Job, er
 	var jobs []Job
 	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.id IN (SELECT c.id FROM jobs c
 		WHERE c.id = $1 AND c.state = 'available' AND c.attempts = 0
-		  AND c.run_at <= $2 + `+clockOffsetOf("c.clock_of")+q.db.SkipLocked("c")+`)
-		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+clockOffsetOf("j.clock_of"),
+		  AND c.run_at <= $2 + `+ClockOffsetOf("c.clock_of")+q.db.SkipLocked("c")+`)
+		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+ClockOffsetOf("j.clock_of"),
 		[]any{id, q.clock.Now().UnixMilli()}, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
@@ -312,7 +314,7 @@ func (q *Queue) worker(ctx context.Context) {
 // the scan at the due jobs instead of reading every waiting one (each
 // pending payin waits with an expiry job).
 var dueWhere = `j.state = 'available' AND j.run_at <= $3
-	AND j.run_at <= $1 + ` + clockOffsetOf("j.clock_of")
+	AND j.run_at <= $1 + ` + ClockOffsetOf("j.clock_of")
 
 // dueBound is the real time plus the largest merchant clock offset (zero
 // in production).
@@ -436,7 +438,7 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clock
 			return nil, err
 		}
 		var jobs []Job
-		err := tx.Query(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+clockOffsetOf("j.clock_of")+` FROM jobs j
+		err := tx.Query(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+ClockOffsetOf("j.clock_of")+` FROM jobs j
 			WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
 			ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args, func(row store.Row) error {
 			j, err := scanJob(row)
@@ -514,7 +516,7 @@ func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr e
 	var state string
 	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
 		state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
-		run_at = $2 + `+clockOffsetOf("jobs.clock_of")+`
+		run_at = $2 + `+ClockOffsetOf("jobs.clock_of")+`
 		WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ID).Scan(&state)
 	if err != nil {
 		return "", fmt.Errorf("record failure of job %d: %w", j.ID, err)
