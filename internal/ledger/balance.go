@@ -24,17 +24,19 @@ type Balance struct {
 // ("payments" or "treasury"), ordered by currency. currency, when not empty,
 // selects one.
 func Balances(ctx context.Context, q store.Querier, merchantID, kind, currency string) ([]Balance, error) {
-	rows, err := q.QueryContext(ctx, `SELECT a.id, a.currency, a.min_balance, b.name, b.balance
+	// A bucket's balance is the sum of its rows (its slots, Entry.Spread).
+	rows, err := q.QueryContext(ctx, `SELECT a.id, a.currency, a.min_balance, b.name, CAST(SUM(b.balance) AS BIGINT)
 		FROM accounts a JOIN ledger_buckets b ON b.account_id = a.id
 		WHERE a.merchant_id = $1 AND a.kind = $2 AND ($3 = '' OR a.currency = $3)
+		  AND b.name IN ('available', 'incoming', 'outgoing', 'rolling_reserve')
+		GROUP BY a.id, a.currency, a.min_balance, b.name
 		ORDER BY a.currency, a.id`, merchantID, kind, currency)
 	if err != nil {
 		return nil, fmt.Errorf("read balances: %w", err)
 	}
 	defer rows.Close()
-	// A bucket's balance is the sum of its rows (its slots, Entry.Spread).
 	var out []Balance
-	var minBalance []int64
+	var minBalance int64
 	for rows.Next() {
 		var (
 			id, min, amount int64
@@ -45,22 +47,20 @@ func Balances(ctx context.Context, q store.Querier, merchantID, kind, currency s
 		}
 		if len(out) == 0 || out[len(out)-1].AccountID != id {
 			out = append(out, Balance{AccountID: id, Currency: cur})
-			minBalance = append(minBalance, min)
+			minBalance = min
 		}
 		b := &out[len(out)-1]
 		switch Bucket(name) {
 		case Available:
-			b.Available += amount
+			b.Available = amount
+			b.Withdrawable = max(0, amount-minBalance)
 		case Incoming:
-			b.Incoming += amount
+			b.Incoming = amount
 		case Outgoing:
-			b.Outgoing += amount
+			b.Outgoing = amount
 		case RollingReserve:
-			b.RollingReserve += amount
+			b.RollingReserve = amount
 		}
-	}
-	for i := range out {
-		out[i].Withdrawable = max(0, out[i].Available-minBalance[i])
 	}
 	return out, rows.Err()
 }
