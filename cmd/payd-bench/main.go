@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,15 @@ type settings struct {
 	quick    bool
 	// profileDir, when set, receives a CPU profile of payd per scenario.
 	profileDir string
+	// only, when not empty, names the scenario groups to run (--only).
+	only map[string]bool
 }
+
+// scenarioGroups are the names --only takes, in the order they run.
+var scenarioGroups = []string{"create", "receipt", "webhooks", "payouts", "noisy", "reads", "references"}
+
+// runs reports whether the scenario group name is to run.
+func (s settings) runs(name string) bool { return len(s.only) == 0 || s.only[name] }
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == noisyChild {
@@ -46,7 +55,22 @@ func main() {
 	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
 	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
 	flag.StringVar(&s.profileDir, "profile", "", "write a CPU profile of payd for each scenario into this directory (go tool pprof)")
+	only := flag.String("only", "", "comma-separated scenario groups to run, for comparing two builds ("+strings.Join(scenarioGroups, ", ")+
+		"); receipt runs create first, for its payins; empty runs all")
 	flag.Parse()
+	if *only != "" {
+		s.only = map[string]bool{}
+		for _, name := range strings.Split(*only, ",") {
+			if !slices.Contains(scenarioGroups, name) {
+				fmt.Fprintf(os.Stderr, "payd-bench: --only: no scenario group %q (%s)\n", name, strings.Join(scenarioGroups, ", "))
+				os.Exit(2)
+			}
+			s.only[name] = true
+		}
+		if s.only["receipt"] {
+			s.only["create"] = true
+		}
+	}
 	if s.quick {
 		s.duration = 4 * time.Second
 	}
