@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"payd/internal/fault"
-	"payd/internal/ledger"
 	"payd/internal/payin"
 	"payd/internal/store"
 )
@@ -159,10 +158,9 @@ func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := statusOK{Status: "ok"}
 	expect(r, http.StatusOK, func(any) any { return ok })
-	// A receipt's money is spread by the payin (ledger.Entry.Spread): it is
-	// group-committed with the other work on the payin's slot, beside the
-	// other slots.
-	r = r.WithContext(store.WithLane(r.Context(), ledger.Lane(principal(r).MerchantID, req.UUID)))
+	// A receipt is group-committed with the other work on its payin's slot
+	// of the account, beside the other slots (payin.Lane).
+	r = r.WithContext(store.WithLane(r.Context(), payin.Lane(principal(r).MerchantID, req.UUID)))
 	_, err := inTx(a, r, func(tx *store.Tx) (payin.Payin, error) {
 		return a.Payins.Simulate(r.Context(), tx, principal(r), req)
 	})

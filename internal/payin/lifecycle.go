@@ -124,11 +124,16 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 	// slot's lane, group-committed with other clearings of the slot, beside
 	// the other slots' lanes and the receipts.
 	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid},
-		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: ledger.Lane(r.merchantID, r.uuid)}); err != nil {
+		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: Lane(r.merchantID, r.uuid)}); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, r, Received, now)
 }
+
+// Lane is the store lane (store.WithLane) of a payin's receipt and its
+// clearing: their entries are spread by the payin (ledger.Entry.Spread), so
+// they run in the lane of its slot.
+func Lane(merchantID, uuid string) string { return ledger.Lane(merchantID, uuid) }
 
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
