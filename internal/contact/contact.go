@@ -230,7 +230,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO contacts (uuid, merchant_id, email, email_key, first_name, last_name,
 			type, dob, reg_no, phone, gender, street, city, postal_code, state, country, kyc_status, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, '', $17, $17)
-			ON CONFLICT (uuid) DO NOTHING`,
+			ON CONFLICT (merchant_id, uuid) DO NOTHING`,
 			uuid, p.MerchantID, c.Email, emailKey(c.Email), c.FirstName, c.LastName, string(c.Type), c.DOB, c.RegNo,
 			c.Phone, c.Gender, c.Street, c.City, c.PostalCode, c.State, c.Country, now.UnixMilli()))
 	})

@@ -155,7 +155,7 @@ func (s *Service) CreateCustomer(ctx context.Context, tx *store.Tx, p merchant.P
 	c.UUID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
 		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO customers (uuid, merchant_id, first_name, last_name, email, email_key,
 			phone, external_id, street, city, postal_code, state, country, metadata, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) ON CONFLICT (uuid) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) ON CONFLICT (merchant_id, uuid) DO NOTHING`,
 			uuid, p.MerchantID, c.FirstName, c.LastName, c.Email, emailKey(c.Email), c.Phone, c.ExternalID, c.Street, c.City,
 			c.PostalCode, c.State, c.Country, string(meta), now.UnixMilli()))
 	})

@@ -231,7 +231,7 @@ func sandboxVerdict(documentNumber string) KYCStatus {
 // moves its status, so an older review finishing late changes nothing.
 func (s *Service) Review(ctx context.Context, tx *store.Tx, p merchant.Principal, submissionID int64) error {
 	var email string
-	if err := tx.QueryRowContext(ctx, `SELECT c.email FROM kyc_submissions k JOIN contacts c ON c.id = k.contact_id
+	if err := tx.QueryRowContext(ctx, `SELECT c.email FROM kyc_submissions k JOIN contacts c ON c.merchant_id = k.merchant_id AND c.id = k.contact_id
 		WHERE k.id = $1 AND k.merchant_id = $2`, submissionID, p.MerchantID).Scan(&email); err != nil {
 		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
 	}
@@ -245,8 +245,8 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, p merchant.Principal
 		latest                         int64
 	)
 	if err := tx.QueryRowContext(ctx, `SELECT document_number, status, endpoint_url, authorization_header,
-		(SELECT max(id) FROM kyc_submissions WHERE contact_id = $2)
-		FROM kyc_submissions WHERE id = $1`, submissionID, c.id).Scan(&number, &status, &endpoint, &auth, &latest); err != nil {
+		(SELECT max(id) FROM kyc_submissions WHERE merchant_id = $3 AND contact_id = $2)
+		FROM kyc_submissions WHERE id = $1 AND merchant_id = $3`, submissionID, c.id, p.MerchantID).Scan(&number, &status, &endpoint, &auth, &latest); err != nil {
 		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
 	}
 	if KYCStatus(status) != KYCPending {
@@ -254,8 +254,8 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, p merchant.Principal
 	}
 	now := s.clock.Of(p)
 	verdict := sandboxVerdict(number)
-	if _, err := tx.ExecContext(ctx, `UPDATE kyc_submissions SET status = $1, decided_at = $2 WHERE id = $3`,
-		string(verdict), now.UnixMilli(), submissionID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE kyc_submissions SET status = $1, decided_at = $2 WHERE id = $3 AND merchant_id = $4`,
+		string(verdict), now.UnixMilli(), submissionID, p.MerchantID); err != nil {
 		return fmt.Errorf("review kyc submission %d: %w", submissionID, err)
 	}
 	if latest != submissionID {

@@ -86,8 +86,9 @@ const jobSendMessage = "contact.send_message"
 
 // sendJob is the payload of jobSendMessage.
 type sendJob struct {
-	Message string `json:"message"`
-	Attempt int    `json:"attempt"`
+	Merchant string `json:"merchant"`
+	Message  string `json:"message"`
+	Attempt  int    `json:"attempt"`
 }
 
 // outbox delivers the messages of the verification_messages table.
@@ -175,7 +176,7 @@ func (o *outbox) route(channel string) (status DeliveryStatus, why string, send 
 // delay has passed.
 func (o *outbox) schedule(ctx context.Context, tx *store.Tx, m Message, attempt int) error {
 	if attempt <= len(o.retries) {
-		next := sendJob{Message: m.ID, Attempt: attempt + 1}
+		next := sendJob{Merchant: m.merchantID, Message: m.ID, Attempt: attempt + 1}
 		runAt := o.clock.System().Add(2*o.timeout + o.retries[attempt-1])
 		if err := o.queue.Enqueue(ctx, tx, jobSendMessage, next, job.Options{RunAt: runAt}); err != nil {
 			return err
@@ -191,10 +192,20 @@ func (o *outbox) runJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err := json.Unmarshal(j.Payload, &p); err != nil {
 		return fmt.Errorf("send message job %d: %w", j.ID, err)
 	}
-	m, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM verification_messages WHERE uuid = $1`, p.Message))
+	if p.Merchant == "" {
+		// global lookup: message uuid. A retry queued before migration 0021
+		// names no merchant; its message's uuid was unique then.
+		if err := tx.QueryRowContext(ctx, `SELECT merchant_id FROM verification_messages WHERE uuid = $1
+			ORDER BY created_at LIMIT 1`, p.Message).Scan(&p.Merchant); err != nil {
+			return fmt.Errorf("send message %s: %w", p.Message, err)
+		}
+	}
+	m, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM verification_messages
+		WHERE merchant_id = $1 AND uuid = $2`, p.Merchant, p.Message))
 	if err != nil {
 		return fmt.Errorf("send message %s: %w", p.Message, err)
 	}
+	m.merchantID = p.Merchant
 	if m.Status == DeliverySent {
 		return nil
 	}
@@ -222,7 +233,7 @@ func (o *outbox) send(m Message, attempt int) {
 	cancel()
 	ctx, cancel = context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := o.record(ctx, m.ID, sendErr); err != nil {
+	if err := o.record(ctx, m.merchantID, m.ID, sendErr); err != nil {
 		o.log.Warn("record verification message delivery", "message_id", m.ID, "err", err.Error())
 		return
 	}
@@ -238,21 +249,22 @@ const maxErrorLen = 1000
 // record writes an attempt's outcome on the row: sent, or failed with why
 // (unless an earlier attempt sent it). sent_at is on the merchant's clock,
 // like created_at.
-func (o *outbox) record(ctx context.Context, id string, sendErr error) error {
+func (o *outbox) record(ctx context.Context, merchantID, id string, sendErr error) error {
 	now := o.clock.System().UnixMilli()
 	return o.db.Exec(ctx, func(tx *store.Tx) error {
 		if sendErr == nil {
 			_, err := tx.ExecContext(ctx, `UPDATE verification_messages SET status = $1, error = NULL,
 				sent_at = $2 + `+job.ClockOffsetOf("verification_messages.merchant_id")+`
-				WHERE uuid = $3`, string(DeliverySent), now, id)
+				WHERE merchant_id = $3 AND uuid = $4`, string(DeliverySent), now, merchantID, id)
 			return err
 		}
 		why := sendErr.Error()
 		if len(why) > maxErrorLen {
 			why = strings.ToValidUTF8(why[:maxErrorLen], "")
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE verification_messages SET status = $1, error = $2 WHERE uuid = $3 AND status <> $4`,
-			string(DeliveryFailed), why, id, string(DeliverySent))
+		_, err := tx.ExecContext(ctx, `UPDATE verification_messages SET status = $1, error = $2
+			WHERE merchant_id = $3 AND uuid = $4 AND status <> $5`,
+			string(DeliveryFailed), why, merchantID, id, string(DeliverySent))
 		return err
 	})
 }

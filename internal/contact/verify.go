@@ -54,6 +54,8 @@ type Message struct {
 	SentAt    *clock.Time    `json:"sent_at" doc:"When the message was sent; null until then."`
 	Error     *string        `json:"error" doc:"Why the last attempt failed; null unless status is failed."`
 	CreatedAt clock.Time     `json:"created_at"`
+	// merchantID is the merchant whose contact the message goes to.
+	merchantID string
 }
 
 // ResendVerification sends a contact a new identity-verification link,
@@ -106,7 +108,7 @@ func (s *Service) ResendVerification(ctx context.Context, tx *store.Tx, p mercha
 // sender gives it, and schedules its sending when there is one.
 func (s *Service) writeMessage(ctx context.Context, tx *store.Tx, merchantID string, contactID int64, m *Message) error {
 	status, why, send := s.outbox.route(m.Channel)
-	m.Status = status
+	m.Status, m.merchantID = status, merchantID
 	if status == DeliverySent {
 		sent := m.CreatedAt
 		m.SentAt = &sent
@@ -123,7 +125,7 @@ func (s *Service) writeMessage(ctx context.Context, tx *store.Tx, merchantID str
 	m.ID, err = store.InsertWithID(ctx, store.UUIDLen, func(uuid string) (bool, error) {
 		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO verification_messages (uuid, merchant_id, contact_id, channel,
 			recipient, subject, body, status, sent_at, error, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (uuid) DO NOTHING`,
+			ON CONFLICT (merchant_id, uuid) DO NOTHING`,
 			uuid, merchantID, contactID, m.Channel, m.To, m.Subject, m.Body, string(m.Status), sentAt, m.Error, m.CreatedAt.T.UnixMilli()))
 	})
 	if err != nil {
@@ -139,7 +141,8 @@ func (s *Service) writeMessage(ctx context.Context, tx *store.Tx, merchantID str
 // token; only the token's hash is stored.
 func (s *Service) newLink(ctx context.Context, tx *store.Tx, merchantID string, contactID int64, now, expires time.Time) (string, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE verification_tokens SET replaced_at = $1
-		WHERE contact_id = $2 AND replaced_at IS NULL AND used_at IS NULL`, now.UnixMilli(), contactID); err != nil {
+		WHERE merchant_id = $2 AND contact_id = $3 AND replaced_at IS NULL AND used_at IS NULL`,
+		now.UnixMilli(), merchantID, contactID); err != nil {
 		return "", fmt.Errorf("replace verification link: %w", err)
 	}
 	b := make([]byte, tokenBytes)
@@ -184,7 +187,8 @@ func messageBody(channel, firstName, merchantName, link string, expires time.Tim
 		firstName, merchantName, link, until)
 }
 
-const messageColumns = `uuid, (SELECT email FROM contacts c WHERE c.id = contact_id), channel, recipient, subject, body,
+const messageColumns = `uuid, (SELECT email FROM contacts c
+	WHERE c.merchant_id = verification_messages.merchant_id AND c.id = verification_messages.contact_id), channel, recipient, subject, body,
 	status, sent_at, error, created_at`
 
 func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
@@ -248,8 +252,10 @@ func (s *Service) findLink(ctx context.Context, q store.Querier, token string) (
 		l               liveLink
 		expires, offset int64
 	)
+	// global lookup: verification token hash
 	err := q.QueryRowContext(ctx, `SELECT c.first_name, c.last_name, m.name, t.contact_id, t.merchant_id, t.expires_at, m.clock_offset_ms
-		FROM verification_tokens t JOIN contacts c ON c.id = t.contact_id JOIN merchants m ON m.id = t.merchant_id
+		FROM verification_tokens t JOIN contacts c ON c.merchant_id = t.merchant_id AND c.id = t.contact_id
+		JOIN merchants m ON m.id = t.merchant_id
 		WHERE t.token_hash = $1 AND t.replaced_at IS NULL AND t.used_at IS NULL`, hashToken(token)).
 		Scan(&l.FirstName, &l.LastName, &l.MerchantName, &l.contactID, &l.merchantID, &expires, &offset)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -281,7 +287,8 @@ func (s *Service) ConfirmVerification(ctx context.Context, token string) (Verifi
 		}
 		// The conditional update decides a race between two submits of one link.
 		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE verification_tokens SET used_at = $1
-			WHERE token_hash = $2 AND replaced_at IS NULL AND used_at IS NULL`, l.now.UnixMilli(), hashToken(token)))
+			WHERE merchant_id = $2 AND token_hash = $3 AND replaced_at IS NULL AND used_at IS NULL`,
+			l.now.UnixMilli(), l.merchantID, hashToken(token)))
 		if err != nil {
 			return Verification{}, fmt.Errorf("use verification link: %w", err)
 		}

@@ -214,6 +214,7 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err := ledger.Finish(ctx, tx, c.MerchantID, balanceID, ledger.Done, now); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE deposits SET status = $1, updated_at = $2 WHERE uuid = $3`, string(Cleared), now.UnixMilli(), c.UUID)
+	_, err = tx.ExecContext(ctx, `UPDATE deposits SET status = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`,
+		string(Cleared), now.UnixMilli(), c.UUID, c.MerchantID)
 	return err
 }

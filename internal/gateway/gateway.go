@@ -238,7 +238,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID string, i
 		if err != nil {
 			return row{}, fmt.Errorf("read gateway payment %d: %w", id, err)
 		}
-		if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+		if err := ledger.LockAccount(ctx, tx, merchantID, accountID, currency); err != nil {
 			return row{}, err
 		}
 		query += s.db.ForUpdate()
@@ -256,6 +256,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID string, i
 // getAny reads a payment by id alone (for token-authorised pages and jobs).
 func (s *Service) getAny(ctx context.Context, q store.Querier, id int64, lock bool) (row, error) {
 	var merchantID string
+	// global lookup: gateway payment id
 	if err := q.QueryRowContext(ctx, `SELECT merchant_id FROM gateway_payments WHERE id = $1`, id).Scan(&merchantID); err != nil {
 		if isNoRows(err) {
 			return row{}, notFound(id)
@@ -278,8 +279,9 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, id int64) (Paym
 func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at time.Time) error {
 	r.status, r.updatedAt = to, at.UnixMilli()
 	if _, err := tx.ExecContext(ctx, `UPDATE gateway_payments SET status = $1, paid_with = $2, card_brand = $3, card_last4 = $4,
-		failure_reason = $5, attempts = $6, balance_id = $7, paid_at = $8, updated_at = $9 WHERE id = $10`,
-		string(r.status), r.paidWith, r.cardBrand, r.cardLast4, r.failureReason, r.attempts, r.balanceID, r.paidAt, r.updatedAt, r.id); err != nil {
+		failure_reason = $5, attempts = $6, balance_id = $7, paid_at = $8, updated_at = $9 WHERE id = $10 AND merchant_id = $11`,
+		string(r.status), r.paidWith, r.cardBrand, r.cardLast4, r.failureReason, r.attempts, r.balanceID, r.paidAt, r.updatedAt, r.id,
+		r.merchantID); err != nil {
 		return fmt.Errorf("update gateway payment %d: %w", r.id, err)
 	}
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "gateway_payment." + string(to),

@@ -26,7 +26,7 @@ type Balance struct {
 func Balances(ctx context.Context, q store.Querier, merchantID, kind, currency string) ([]Balance, error) {
 	// A bucket's balance is the sum of its rows (its slots, Entry.Spread).
 	rows, err := q.QueryContext(ctx, `SELECT a.id, a.currency, a.min_balance, b.name, CAST(SUM(b.balance) AS BIGINT)
-		FROM accounts a JOIN ledger_buckets b ON b.account_id = a.id
+		FROM accounts a JOIN ledger_buckets b ON b.merchant_id = a.merchant_id AND b.account_id = a.id
 		WHERE a.merchant_id = $1 AND a.kind = $2 AND ($3 = '' OR a.currency = $3)
 		  AND b.name IN ('available', 'incoming', 'outgoing', 'rolling_reserve')
 		GROUP BY a.id, a.currency, a.min_balance, b.name

@@ -21,7 +21,7 @@ func TestBalances(t *testing.T) {
 		other := newMerchant(t, db)
 		otherJPY := newAccount(t, db, other, "payments", "JPY")
 
-		move := func(account int64, currency string, legs map[ledger.Bucket]int64) {
+		move := func(merchantID string, account int64, currency string, legs map[ledger.Bucket]int64) {
 			t.Helper()
 			var ls []ledger.Leg
 			var sum int64
@@ -30,15 +30,15 @@ func TestBalances(t *testing.T) {
 				sum += amount
 			}
 			ls = append(ls, ledger.Leg{Account: account, Bucket: ledger.External, Amount: -sum})
-			if _, err := post(db, ledger.Entry{MerchantID: merchant, Currency: currency, Kind: "test.fund", At: t0, Legs: ls}); err != nil {
+			if _, err := post(db, ledger.Entry{MerchantID: merchantID, Currency: currency, Kind: "test.fund", At: t0, Legs: ls}); err != nil {
 				t.Fatalf("fund %d: %v", account, err)
 			}
 		}
-		move(jpy, "JPY", map[ledger.Bucket]int64{ledger.Available: 10_000, ledger.Incoming: 2_000, ledger.Outgoing: 300, ledger.RollingReserve: 45})
-		move(usd, "USD", map[ledger.Bucket]int64{ledger.Available: 500})
-		move(eur, "EUR", map[ledger.Bucket]int64{ledger.Available: 700})
-		move(treasury, "JPY", map[ledger.Bucket]int64{ledger.Available: 9})
-		move(otherJPY, "JPY", map[ledger.Bucket]int64{ledger.Available: 1})
+		move(merchant, jpy, "JPY", map[ledger.Bucket]int64{ledger.Available: 10_000, ledger.Incoming: 2_000, ledger.Outgoing: 300, ledger.RollingReserve: 45})
+		move(merchant, usd, "USD", map[ledger.Bucket]int64{ledger.Available: 500})
+		move(merchant, eur, "EUR", map[ledger.Bucket]int64{ledger.Available: 700})
+		move(merchant, treasury, "JPY", map[ledger.Bucket]int64{ledger.Available: 9})
+		move(other, otherJPY, "JPY", map[ledger.Bucket]int64{ledger.Available: 1})
 		// Withdrawable is available less min_balance, floored at zero.
 		exec(t, db, `UPDATE accounts SET min_balance = 2500 WHERE id = $1`, jpy)
 		exec(t, db, `UPDATE accounts SET min_balance = 800 WHERE id = $1`, usd)

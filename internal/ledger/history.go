@@ -141,17 +141,17 @@ type BucketMove struct {
 // those, in one statement, so both come from one snapshot.
 func BucketHistory(ctx context.Context, q store.Querier, merchantID string, accountID int64, bucket Bucket, from, to time.Time) (opening int64, moves []BucketMove, err error) {
 	err = q.QueryRowContext(ctx, `SELECT CAST(SUM(b.balance) - COALESCE((SELECT SUM(p.amount) FROM journal_entries e
-		JOIN postings p ON p.entry_id = e.id WHERE e.merchant_id = $1 AND e.created_at >= $2
-		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE account_id = $3 AND name = $4)), 0) AS BIGINT)
+		JOIN postings p ON p.merchant_id = e.merchant_id AND p.entry_id = e.id WHERE e.merchant_id = $1 AND e.created_at >= $2
+		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE merchant_id = $1 AND account_id = $3 AND name = $4)), 0) AS BIGINT)
 		FROM ledger_buckets b WHERE b.merchant_id = $1 AND b.account_id = $3 AND b.name = $4
 		HAVING COUNT(*) > 0`,
 		merchantID, from.UnixMilli(), accountID, string(bucket)).Scan(&opening)
 	if err != nil {
 		return 0, nil, fmt.Errorf("bucket %s of account %d: %w", bucket, accountID, err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT e.created_at, CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e JOIN postings p ON p.entry_id = e.id
+	rows, err := q.QueryContext(ctx, `SELECT e.created_at, CAST(SUM(p.amount) AS BIGINT) FROM journal_entries e JOIN postings p ON p.merchant_id = e.merchant_id AND p.entry_id = e.id
 		WHERE e.merchant_id = $1 AND e.created_at >= $2 AND e.created_at < $3
-		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE account_id = $4 AND name = $5)
+		  AND p.bucket_id IN (SELECT id FROM ledger_buckets WHERE merchant_id = $1 AND account_id = $4 AND name = $5)
 		GROUP BY e.id, e.created_at
 		ORDER BY e.created_at, e.id`, merchantID, from.UnixMilli(), to.UnixMilli(), accountID, string(bucket))
 	if err != nil {

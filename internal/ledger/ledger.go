@@ -189,9 +189,9 @@ func postEach(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, er
 	for _, l := range legs {
 		var id, after int64
 		err := tx.QueryRowContext(ctx, `UPDATE ledger_buckets SET balance = balance + $1
-			WHERE account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5)
+			WHERE merchant_id = $8 AND account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5)
 			  AND balance + $1 BETWEEN $6 AND $7
-			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative, -MaxBalance, MaxBalance).Scan(&id, &after)
+			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative, -MaxBalance, MaxBalance, e.MerchantID).Scan(&id, &after)
 		if err != nil {
 			return 0, legError(ctx, tx, e, l, err)
 		}
@@ -279,8 +279,8 @@ func legError(ctx context.Context, tx *store.Tx, e Entry, l Leg, err error) erro
 		return fmt.Errorf("post %s: %w", e.Kind, err)
 	}
 	var balance int64
-	if err := tx.QueryRowContext(ctx, `SELECT balance FROM ledger_buckets WHERE account_id = $1 AND name = $2 AND currency = $3`,
-		l.Account, string(l.Bucket), e.Currency).Scan(&balance); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT balance FROM ledger_buckets WHERE merchant_id = $1 AND account_id = $2 AND name = $3 AND currency = $4`,
+		e.MerchantID, l.Account, string(l.Bucket), e.Currency).Scan(&balance); err != nil {
 		return fmt.Errorf("post %s: no %s bucket in %s for account %d: %w", e.Kind, l.Bucket, e.Currency, l.Account, err)
 	}
 	if balance+l.Amount > MaxBalance || balance+l.Amount < -MaxBalance {
@@ -293,30 +293,32 @@ func legError(ctx context.Context, tx *store.Tx, e Entry, l Leg, err error) erro
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-// LockAccount locks every bucket of an account (its principal rows), in
-// Post's lock order. A caller that changes rows of its own and posts in the
-// same transaction, again and again (a batch of payout outcomes, say), takes
-// it first, so that all such transactions wait on the account before
-// anything else, instead of holding their own rows while waiting for
-// buckets another holds. Spread slots are not locked: only a post takes
+// LockAccount locks every bucket of merchantID's account (its principal
+// rows), in Post's lock order. A caller that changes rows of its own and
+// posts in the same transaction, again and again (a batch of payout
+// outcomes, say), takes it first, so that all such transactions wait on the
+// account before anything else, instead of holding their own rows while
+// waiting for buckets another holds. Spread slots are not locked: only a post takes
 // them, as the last lock of its statement, and holds them to its commit.
-func LockAccount(ctx context.Context, tx *store.Tx, accountID int64, currency string) error {
-	_, err := LockAccountOf(ctx, tx, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
+func LockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
+	_, err := LockAccountOf(ctx, tx, merchantID, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
 	return err
 }
 
-// LockAccountOf is LockAccount for the account a row names, in one
-// statement: accountQuery selects that account's account_id and currency.
-// It reports whether accountQuery found the row.
-func LockAccountOf(ctx context.Context, tx *store.Tx, accountQuery string, args ...any) (bool, error) {
+// LockAccountOf is LockAccount for the account a row of merchantID names, in
+// one statement: accountQuery selects that account's account_id and currency
+// (merchantID follows args as the statement's last parameter). It reports
+// whether accountQuery found the row.
+func LockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQuery string, args ...any) (bool, error) {
 	lock := ""
 	if tx.DB().Dialect() == store.Postgres {
 		lock = " FOR UPDATE OF b"
 	}
+	args = append(args[:len(args):len(args)], merchantID)
 	found := false
 	err := tx.Query(ctx, `SELECT b.id FROM ledger_buckets b
 		JOIN (`+accountQuery+`) a ON b.account_id = a.account_id AND b.currency = a.currency
-		WHERE b.slot = 0
+		WHERE b.merchant_id = $`+strconv.Itoa(len(args))+` AND b.slot = 0
 		ORDER BY b.name`+lock, args, func(store.Row) error {
 		found = true
 		return nil

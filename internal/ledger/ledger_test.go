@@ -224,7 +224,7 @@ func TestPost(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				merchant, a := newJPYAccount(t, db)
-				b := newAccount(t, db, newMerchant(t, db), "payments", "JPY")
+				b := newAccount(t, db, merchant, "treasury", "JPY")
 				deposit(t, db, merchant, a, tt.funded)
 				entriesBefore := count(t, db, `SELECT count(*) FROM journal_entries`)
 
@@ -248,6 +248,35 @@ func TestPost(t *testing.T) {
 					t.Errorf("%d journal entries written, want %d (entry %d)", got, want, entryID)
 				}
 			})
+		}
+	})
+}
+
+// TestPostStaysInItsMerchant checks that an entry moves only its merchant's
+// buckets: a leg on another merchant's account finds no bucket, and nothing
+// is written.
+func TestPostStaysInItsMerchant(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchant, a := newJPYAccount(t, db)
+		other, b := newJPYAccount(t, db)
+		deposit(t, db, other, b, 100)
+
+		_, err := post(db, ledger.Entry{MerchantID: merchant, Currency: "JPY", Kind: "test.move", At: t0, Legs: []ledger.Leg{
+			{Account: a, Bucket: ledger.External, Amount: -100}, {Account: b, Bucket: ledger.Available, Amount: 100},
+		}})
+
+		if got := errCode(err); got != "error" {
+			t.Errorf("Post error = %v (code %q), want code %q", err, got, "error")
+		}
+		if got := buckets(t, db, a); len(got) != 0 {
+			t.Errorf("account a buckets = %v, want none moved", got)
+		}
+		if got, want := buckets(t, db, b), (map[ledger.Bucket]int64{ledger.Available: 100, ledger.External: -100}); !maps.Equal(got, want) {
+			t.Errorf("account b buckets = %v, want %v", got, want)
+		}
+		if got := count(t, db, `SELECT count(*) FROM journal_entries WHERE merchant_id = $1`, merchant); got != 0 {
+			t.Errorf("%d journal entries of the posting merchant, want 0", got)
 		}
 	})
 }
@@ -468,7 +497,7 @@ func TestPostIsOneStatementOnPostgres(t *testing.T) {
 			t.Skip("SQLite posts one statement per leg")
 		}
 		merchant, a := newJPYAccount(t, db)
-		b := newAccount(t, db, newMerchant(t, db), "payments", "JPY")
+		b := newAccount(t, db, merchant, "treasury", "JPY")
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				ctx := context.Background()

@@ -14,9 +14,10 @@ import (
 // or, as -1, the whole bucket: every slot, whose sum is the balance the leg
 // is checked against, gathered into the principal row by the movement. The
 // statement locks the legs' rows in the lock order (account id, bucket name,
-// slot), checks every leg (bucket present in the currency, no overdraft
-// unless allowed, within ±MaxBalance), and only if all pass updates the rows
-// and appends the journal entry and its postings, one per row changed.
+// slot), checks every leg (bucket of the entry's merchant, $8, present in
+// the currency, no overdraft unless allowed, within ±MaxBalance), and only
+// if all pass updates the rows and appends the journal entry and its
+// postings, one per row changed.
 // Every leg comes back, in the legs' order, with its balance before the
 // movement, so a refusal is explained without another round trip and
 // writes nothing.
@@ -25,7 +26,7 @@ const postOneStatement = `WITH l AS (
 ), r AS MATERIALIZED (
 	SELECT b.id, b.slot, b.balance, b.allow_negative, l.ord, l.amt, l.neg, l.slot < 0 AS whole
 	FROM ledger_buckets b JOIN l ON b.account_id = l.acct AND b.name = l.name AND (l.slot < 0 OR b.slot = l.slot)
-	WHERE b.currency = $5::text
+	WHERE b.merchant_id = $8::text AND b.currency = $5::text
 	ORDER BY b.account_id, b.name, b.slot
 	FOR UPDATE OF b
 ), cur AS (
@@ -39,7 +40,7 @@ const postOneStatement = `WITH l AS (
 ), upd AS (
 	UPDATE ledger_buckets b SET balance = CASE WHEN NOT r.whole THEN b.balance + r.amt WHEN r.slot = 0 THEN c.balance + c.amt ELSE 0 END
 	FROM r JOIN cur c ON c.ord = r.ord, ok
-	WHERE ok.ok AND b.id = r.id AND (NOT r.whole OR r.slot = 0 OR r.balance <> 0)
+	WHERE ok.ok AND b.merchant_id = $8::text AND b.id = r.id AND (NOT r.whole OR r.slot = 0 OR r.balance <> 0)
 	RETURNING b.id, r.ord, r.slot, b.balance - r.balance AS amt, c.neg, b.balance
 ), e AS (
 	INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at)

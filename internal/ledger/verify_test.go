@@ -80,6 +80,10 @@ func TestVerifyFindsBreaks(t *testing.T) {
 	type sqlArgs struct {
 		query string
 		args  []any
+		// unchecked runs the tampering with foreign keys unchecked: since
+		// migration 0021 they include merchant_id, so the database itself
+		// refuses a row naming another merchant than the row it points at.
+		unchecked bool
 	}
 	tests := []struct {
 		name   string
@@ -87,28 +91,28 @@ func TestVerifyFindsBreaks(t *testing.T) {
 		want   []string
 	}{
 		{"bucket balance changed", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE ledger_buckets SET balance = balance + 1 WHERE account_id = $1 AND name = 'available' AND slot = 0`, []any{l.account}}
+			return sqlArgs{query: `UPDATE ledger_buckets SET balance = balance + 1 WHERE account_id = $1 AND name = 'available' AND slot = 0`, args: []any{l.account}}
 		}, []string{"bucket_sum"}},
 		{"posting amount changed", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE postings SET amount = amount + 5 WHERE id = $1`, []any{l.payoutPosting}}
+			return sqlArgs{query: `UPDATE postings SET amount = amount + 5 WHERE id = $1`, args: []any{l.payoutPosting}}
 		}, []string{"bucket_sum", "entry_balances", "running_balance"}},
 		{"non-negative bucket below zero", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE ledger_buckets SET balance = -5 WHERE account_id = $1 AND name = 'incoming' AND slot = 0`, []any{l.account}}
+			return sqlArgs{query: `UPDATE ledger_buckets SET balance = -5 WHERE account_id = $1 AND name = 'incoming' AND slot = 0`, args: []any{l.account}}
 		}, []string{"bucket_sum", "non_negative"}},
 		{"wrong balance_after", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE postings SET balance_after = balance_after + 7 WHERE id = $1`, []any{l.payoutPosting}}
+			return sqlArgs{query: `UPDATE postings SET balance_after = balance_after + 7 WHERE id = $1`, args: []any{l.payoutPosting}}
 		}, []string{"running_balance"}},
 		{"entry without postings", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`INSERT INTO journal_entries (merchant_id, kind, created_at) SELECT merchant_id, 'orphan', 0 FROM journal_entries WHERE id = $1`, []any{l.payoutEntry}}
+			return sqlArgs{query: `INSERT INTO journal_entries (merchant_id, kind, created_at) SELECT merchant_id, 'orphan', 0 FROM journal_entries WHERE id = $1`, args: []any{l.payoutEntry}}
 		}, []string{"entry_has_postings"}},
 		{"postings in another currency", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE postings SET currency = 'USD' WHERE entry_id = $1`, []any{l.payoutEntry}}
+			return sqlArgs{query: `UPDATE postings SET currency = 'USD' WHERE entry_id = $1`, args: []any{l.payoutEntry}}
 		}, []string{"posting_currency"}},
 		{"entry of another merchant's record", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE journal_entries SET merchant_id = 'SOMEONE' WHERE id = $1`, []any{l.payoutEntry}}
+			return sqlArgs{query: `UPDATE journal_entries SET merchant_id = 'SOMEONE' WHERE id = $1`, args: []any{l.payoutEntry}, unchecked: true}
 		}, []string{"posting_owner", "record_owner"}},
 		{"posting naming another merchant", func(l ledgerRows) sqlArgs {
-			return sqlArgs{`UPDATE postings SET merchant_id = 'SOMEONE' WHERE id = $1`, []any{l.payoutPosting}}
+			return sqlArgs{query: `UPDATE postings SET merchant_id = 'SOMEONE' WHERE id = $1`, args: []any{l.payoutPosting}, unchecked: true}
 		}, []string{"posting_owner"}},
 	}
 	errRollback := errors.New("roll back the tampering")
@@ -121,6 +125,11 @@ func TestVerifyFindsBreaks(t *testing.T) {
 				var got []string
 				err := db.Exec(ctx, func(tx *store.Tx) error {
 					sa := tt.tamper(rows)
+					if sa.unchecked {
+						if err := uncheckForeignKeys(ctx, db, tx); err != nil {
+							return err
+						}
+					}
 					res, err := tx.ExecContext(ctx, sa.query, sa.args...)
 					if err != nil {
 						return err
@@ -171,4 +180,16 @@ func TestVerifyAcceptsAllowedOverdraft(t *testing.T) {
 			t.Errorf("verify after clearing the overdraft flags found nothing, want non_negative problems")
 		}
 	})
+}
+
+// uncheckForeignKeys lets tx write rows that break foreign keys, which it
+// rolls back: SQLite checks them at the commit only, PostgreSQL skips them
+// (as a replica applying changes does; the tests connect as a superuser).
+func uncheckForeignKeys(ctx context.Context, db *store.DB, tx *store.Tx) error {
+	stmt := `PRAGMA defer_foreign_keys = ON`
+	if db.Dialect() == store.Postgres {
+		stmt = `SET LOCAL session_replication_role = replica`
+	}
+	_, err := tx.ExecContext(ctx, stmt)
+	return err
 }

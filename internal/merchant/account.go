@@ -177,8 +177,9 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 		if acc.Methods != nil {
 			methods = strings.Join(acc.Methods, ",")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3, approval_hold_ms = $4 WHERE id = $5`,
-			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), acc.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3, approval_hold_ms = $4
+			WHERE merchant_id = $5 AND id = $6`,
+			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), merchantID, acc.ID); err != nil {
 			return Account{}, fmt.Errorf("update account: %w", err)
 		}
 		return acc, nil
@@ -206,8 +207,8 @@ func OpenTreasury(ctx context.Context, tx *store.Tx, merchantID, currency, statu
 	if err != nil {
 		return Account{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET public_id = $1, status = $2 WHERE id = $3`,
-		store.RandomID(store.UUIDLen), status, opened.id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET public_id = $1, status = $2 WHERE merchant_id = $3 AND id = $4`,
+		store.RandomID(store.UUIDLen), status, merchantID, opened.id); err != nil {
 		return Account{}, fmt.Errorf("open treasury account: %w", err)
 	}
 	return AccountByCurrency(ctx, tx, merchantID, Treasury, currency)

@@ -143,8 +143,10 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 		return Principal{}, ErrUnauthenticated
 	}
 	var stored string
+	// global lookup: app_id
 	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
-		FROM apps a JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.id = a.account_id
+		FROM apps a JOIN merchants m ON m.id = a.merchant_id
+		JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 		WHERE a.app_id = $1 AND a.revoked_at IS NULL`, appID), &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		subtle.ConstantTimeCompare([]byte(dummyHash), []byte(hashSecret(secretKey)))
@@ -184,8 +186,10 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principa
 	if token == "" || len(token) > 128 {
 		return Principal{}, ErrUnauthenticated
 	}
+	// global lookup: access token hash
 	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`
-		FROM access_tokens t JOIN apps a ON a.app_id = t.app_id JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.id = a.account_id
+		FROM access_tokens t JOIN apps a ON a.merchant_id = t.merchant_id AND a.app_id = t.app_id
+		JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 		WHERE t.token_hash = $1 AND a.revoked_at IS NULL AND t.expires_at > $2 + m.clock_offset_ms`, hashSecret(token), s.clock.Now().UnixMilli()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthenticated
@@ -209,7 +213,7 @@ func (s *Service) AccountPrincipal(ctx context.Context, merchantID, currency str
 // another.
 func PrincipalOf(ctx context.Context, q store.Querier, merchantID, currency string) (Principal, error) {
 	p, err := scanPrincipal(q.QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type
-		FROM merchants m JOIN accounts acc ON acc.merchant_id = m.id WHERE m.id = $1 AND acc.kind = $2 AND acc.currency = $3`,
+		FROM merchants m JOIN accounts acc ON acc.merchant_id = m.id WHERE m.id = $1 AND acc.merchant_id = $1 AND acc.kind = $2 AND acc.currency = $3`,
 		merchantID, string(Payments), currency))
 	if isNoRows(err) {
 		return Principal{}, fault.NotFoundf("no %s payments account", currency)
@@ -229,7 +233,8 @@ type AppView struct {
 
 // Apps lists the merchant's apps, newest first.
 func (s *Service) Apps(ctx context.Context, merchantID string) ([]AppView, error) {
-	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.app_id, acc.currency, a.created_at, a.revoked_at FROM apps a JOIN accounts acc ON acc.id = a.account_id
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.app_id, acc.currency, a.created_at, a.revoked_at FROM apps a
+		JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 		WHERE a.merchant_id = $1 ORDER BY a.created_at DESC, a.app_id LIMIT 200`, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("list apps: %w", err)

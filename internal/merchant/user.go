@@ -78,7 +78,7 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email string, role
 		}
 		id, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
 			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`, id, merchantID, email, string(role), hash, s.clock.Now().UnixMilli()))
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, id) DO NOTHING`, id, merchantID, email, string(role), hash, s.clock.Now().UnixMilli()))
 		})
 		if store.IsUniqueViolation(err) {
 			return NewUser{}, fault.State("a user with email %s already exists", email)

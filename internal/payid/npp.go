@@ -126,6 +126,7 @@ func (s *Service) SimulatePayment(ctx context.Context, tx *store.Tx, p merchant.
 func lookupPayID(ctx context.Context, q store.Querier, payid string) (registered, error) {
 	var r registered
 	var dereg *int64
+	// global lookup: PayID
 	err := q.QueryRowContext(ctx, `SELECT merchant_id, kind, ref_id, deregistered_at FROM payids WHERE payid = $1`, payid).
 		Scan(&r.merchantID, &r.kind, &r.ref, &dereg)
 	if isNoRows(err) {
@@ -162,7 +163,7 @@ func (s *Service) receiveRequest(ctx context.Context, tx *store.Tx, r *row, amou
 	}
 	at := now.UnixMilli()
 	r.paid, r.payerName, r.paidAt, r.balanceID = amount, payer, &at, &rec.ID
-	if err := deregister(ctx, tx, r.payid, now); err != nil {
+	if err := deregister(ctx, tx, r.merchantID, r.payid, now); err != nil {
 		return "", err
 	}
 	if !exact {
@@ -341,12 +342,12 @@ func (s *Service) staticClearJob(ctx context.Context, tx *store.Tx, j job.Job) e
 		balanceID              string
 	)
 	err := tx.QueryRowContext(ctx, `SELECT sp.account_id, p.amount, p.fee, p.balance_id FROM static_payid_payments p
-		JOIN static_payids sp ON sp.id = p.static_id WHERE p.id = $1 AND p.merchant_id = $2`, rf.PaymentID, rf.MerchantID).
+		JOIN static_payids sp ON sp.id = p.static_id AND sp.merchant_id = p.merchant_id WHERE p.id = $1 AND p.merchant_id = $2`, rf.PaymentID, rf.MerchantID).
 		Scan(&accountID, &amount, &fee, &balanceID)
 	if err != nil {
 		return fmt.Errorf("static PayID payment %d: %w", rf.PaymentID, err)
 	}
-	if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, rf.MerchantID, accountID, currency); err != nil {
 		return err
 	}
 	now, err := s.clock.Read(ctx, tx, rf.MerchantID)

@@ -155,9 +155,11 @@ func claimPayID(ctx context.Context, tx *store.Tx, merchantID, kind string, ref 
 	})
 }
 
-// deregister ends a one-time PayID: the payer's bank can no longer resolve it.
-func deregister(ctx context.Context, tx *store.Tx, payid string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE payids SET deregistered_at = $1 WHERE payid = $2 AND deregistered_at IS NULL`, now.UnixMilli(), payid)
+// deregister ends merchantID's one-time PayID: the payer's bank can no
+// longer resolve it.
+func deregister(ctx context.Context, tx *store.Tx, merchantID, payid string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE payids SET deregistered_at = $1 WHERE payid = $2 AND merchant_id = $3 AND deregistered_at IS NULL`,
+		now.UnixMilli(), payid, merchantID)
 	if err != nil {
 		return fmt.Errorf("deregister %s: %w", payid, err)
 	}

@@ -272,7 +272,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2`, id, payid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2 AND merchant_id = $3`, id, payid, p.MerchantID); err != nil {
 		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
 	}
 	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, ID: id}, job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt}); err != nil {
@@ -311,7 +311,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID string, i
 		if err != nil {
 			return row{}, fmt.Errorf("read payment request: %w", err)
 		}
-		if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+		if err := ledger.LockAccount(ctx, tx, merchantID, accountID, currency); err != nil {
 			return row{}, err
 		}
 		query += s.db.ForUpdate()
@@ -347,8 +347,10 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) 
 func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, now time.Time) error {
 	r.status, r.updatedAt = to, now.UnixMilli()
 	if _, err := tx.ExecContext(ctx, `UPDATE payment_requests SET status = $1, paid_amount = $2, payer_name = $3, paid_at = $4,
-		balance_id = $5, return_balance_id = $6, return_reason = $7, cancelled_at = $8, fee = $9, updated_at = $10 WHERE id = $11`,
-		string(to), r.paid, r.payerName, r.paidAt, r.balanceID, r.returnBalanceID, r.returnReason, r.cancelledAt, r.fee, r.updatedAt, r.id); err != nil {
+		balance_id = $5, return_balance_id = $6, return_reason = $7, cancelled_at = $8, fee = $9, updated_at = $10
+		WHERE id = $11 AND merchant_id = $12`,
+		string(to), r.paid, r.payerName, r.paidAt, r.balanceID, r.returnBalanceID, r.returnReason, r.cancelledAt, r.fee, r.updatedAt, r.id,
+		r.merchantID); err != nil {
 		return fmt.Errorf("payment request %d: %w", r.id, err)
 	}
 	return s.emit(ctx, tx, *r, now)
@@ -442,7 +444,7 @@ func (s *Service) Cancel(ctx context.Context, tx *store.Tx, p merchant.Principal
 	}
 	at := now.UnixMilli()
 	r.cancelledAt = &at
-	if err := deregister(ctx, tx, r.payid, now); err != nil {
+	if err := deregister(ctx, tx, r.merchantID, r.payid, now); err != nil {
 		return PaymentRequest{}, err
 	}
 	if err := s.setStatus(ctx, tx, &r, Expired, now); err != nil {
@@ -457,7 +459,7 @@ func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if err != nil || r.status != Pending {
 		return err
 	}
-	if err := deregister(ctx, tx, r.payid, now); err != nil {
+	if err := deregister(ctx, tx, r.merchantID, r.payid, now); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, &r, Expired, now)

@@ -133,7 +133,7 @@ func (s *Service) CreateStatic(ctx context.Context, tx *store.Tx, p merchant.Pri
 	if err != nil {
 		return StaticPayID{}, fmt.Errorf("create static PayID: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2`, id, payid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2 AND merchant_id = $3`, id, payid, p.MerchantID); err != nil {
 		return StaticPayID{}, fmt.Errorf("create static PayID: %w", err)
 	}
 	return s.getStatic(ctx, tx, p.MerchantID, id)
@@ -215,7 +215,7 @@ type PaymentQuery struct {
 func (s *Service) ListPayments(ctx context.Context, p merchant.Principal, q PaymentQuery) ([]StaticPayment, int, error) {
 	where := `p.merchant_id = $1 AND ($2 = '' OR sp.payid = $2) AND ($3 = '' OR sp.customer_id = $3)`
 	args := []any{p.MerchantID, strings.ToLower(q.PayID), q.CustomerID}
-	from := ` FROM static_payid_payments p JOIN static_payids sp ON sp.id = p.static_id WHERE `
+	from := ` FROM static_payid_payments p JOIN static_payids sp ON sp.id = p.static_id AND sp.merchant_id = p.merchant_id WHERE `
 	var total int
 	if err := s.db.Read().QueryRowContext(ctx, `SELECT count(*)`+from+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count static PayID payments: %w", err)
@@ -246,7 +246,7 @@ func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registere
 	if err != nil {
 		return StaticPayment{}, fmt.Errorf("static PayID %d: %w", reg.ref, err)
 	}
-	if err := ledger.LockAccount(ctx, tx, sr.accountID, currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, reg.merchantID, sr.accountID, currency); err != nil {
 		return StaticPayment{}, err
 	}
 	m := limits()

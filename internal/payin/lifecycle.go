@@ -31,8 +31,8 @@ func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status
 	r.status, r.updatedAt = to, at.UnixMilli()
 	if err := tx.Send(ctx, `UPDATE payins SET status = $1, stage = $2, paid_amount = $3, fee = $4, reserve = $5,
 		refunded = $6, last_refund = $7, refund_description = $8, pay_code = $9, otp_attempts = $10, balance_id = $11, updated_at = $12
-		WHERE uuid = $13`, string(r.status), r.stage, r.paid, r.fee, r.reserve, r.refunded, r.lastRefund, r.refundDescription,
-		r.payCode, r.otpAttempts, r.balanceID, r.updatedAt, r.uuid); err != nil {
+		WHERE uuid = $13 AND merchant_id = $14`, string(r.status), r.stage, r.paid, r.fee, r.reserve, r.refunded, r.lastRefund, r.refundDescription,
+		r.payCode, r.otpAttempts, r.balanceID, r.updatedAt, r.uuid, r.merchantID); err != nil {
 		return fmt.Errorf("update payin %s: %w", r.uuid, err)
 	}
 	return s.emit(ctx, tx, *r, "payin."+string(to), at)
@@ -100,7 +100,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome st
 func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
 	m := r.meth
 	var reserveBPS int64
-	if err := tx.Row(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1`, r.accountID).Scan(&reserveBPS); err != nil {
+	if err := tx.Row(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&reserveBPS); err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.paid = paid
@@ -165,7 +165,7 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 		return nil
 	}
 	var days int
-	if err := tx.QueryRowContext(ctx, `SELECT reserve_days FROM accounts WHERE id = $1`, r.accountID).Scan(&days); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&days); err != nil {
 		return err
 	}
 	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
@@ -367,7 +367,7 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 	if err := ledger.Finish(ctx, tx, r.merchantID, balanceID, final, now); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payin_refunds SET status = $1, updated_at = $2 WHERE uuid = $3`, outcome, now.UnixMilli(), ref.Refund); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payin_refunds SET status = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, outcome, now.UnixMilli(), ref.Refund, r.merchantID); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, &r, to, now)
@@ -382,7 +382,7 @@ func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job) 
 	}
 	r.payCode = s.laterPayCode(r, now)
 	r.updatedAt = now.UnixMilli()
-	if _, err := tx.ExecContext(ctx, `UPDATE payins SET pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET pay_code = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, r.payCode, r.updatedAt, r.uuid, r.merchantID); err != nil {
 		return err
 	}
 	return s.emit(ctx, tx, r, "payin.pay_code", now)
@@ -444,7 +444,7 @@ func (s *Service) ConfirmOTP(ctx context.Context, tx *store.Tx, p merchant.Princ
 	r.stage = ""
 	r.payCode = s.otpPayCode(r)
 	r.updatedAt = now.UnixMilli()
-	if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3`, r.payCode, r.updatedAt, r.uuid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, r.payCode, r.updatedAt, r.uuid, r.merchantID); err != nil {
 		return OTPOutcome{}, err
 	}
 	if err := s.emit(ctx, tx, r, "payin.pay_code", now); err != nil {
@@ -463,7 +463,7 @@ func (s *Service) wrongOTP(ctx context.Context, tx *store.Tx, r *row, now time.T
 		}
 		return OTPOutcome{Refusal: otpError("wrong code; %d wrong codes: the payin has failed", maxOTPAttempts)}, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE payins SET otp_attempts = $1, updated_at = $2 WHERE uuid = $3`, r.otpAttempts, now.UnixMilli(), r.uuid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE payins SET otp_attempts = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, r.otpAttempts, now.UnixMilli(), r.uuid, r.merchantID); err != nil {
 		return OTPOutcome{}, err
 	}
 	return OTPOutcome{Refusal: otpError("wrong code; %d attempts left", maxOTPAttempts-r.otpAttempts)}, nil

@@ -255,7 +255,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 }
 
 func (s *Service) lockAccountOf(ctx context.Context, tx *store.Tx, merchantID, uuid string) error {
-	found, err := ledger.LockAccountOf(ctx, tx, `SELECT account_id, currency FROM payins WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID)
+	found, err := ledger.LockAccountOf(ctx, tx, merchantID, `SELECT account_id, currency FROM payins WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID)
 	if err != nil {
 		return fmt.Errorf("read payin %s: %w", uuid, err)
 	}

@@ -71,8 +71,8 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 		outcome, reason = ApprovalRejected, strings.TrimSpace(d.Reason)
 	}
 	won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE payouts SET approval_status = $1, decided_by = $2, decided_at = $3,
-		rejection_reason = $4, updated_at = $3 WHERE id = $5 AND status = $6 AND approval_status = $7`,
-		string(outcome), d.By.Email, now.UnixMilli(), reason, r.id, string(Held), string(ApprovalPending)))
+		rejection_reason = $4, updated_at = $3 WHERE id = $5 AND merchant_id = $6 AND status = $7 AND approval_status = $8`,
+		string(outcome), d.By.Email, now.UnixMilli(), reason, r.id, r.merchantID, string(Held), string(ApprovalPending)))
 	if err != nil {
 		return Payout{}, fmt.Errorf("decide payout %s: %w", r.uuid, err)
 	}

@@ -184,7 +184,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, rw *row, details []T
 			status, total_amount, total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by,
 			created_by_user, approval_status, hold_until, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
-			ON CONFLICT (uuid) DO NOTHING RETURNING id`,
+			ON CONFLICT (merchant_id, uuid) DO NOTHING RETURNING id`,
 			id, rw.merchantID, rw.accountID, rw.apiVersion, rw.method, rw.currency, rw.description, string(rw.status),
 			rw.totalAmount, rw.totalFees, rw.scheduledAt, rw.externalID, rw.isRetry, rw.endpointURL, rw.authorizationHeader,
 			rw.createdBy, rw.createdByUser, string(rw.approvalStatus), rw.holdUntil, rw.createdAt).Scan(&rw.id)
@@ -223,7 +223,7 @@ func (s *Service) insertTransaction(ctx context.Context, tx *store.Tx, rw *row, 
 	t.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
 		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payout_transactions (uuid, payout_id, merchant_id, seq, first_name,
 			last_name, email, external_id, amount, fee, params, status, balance_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) ON CONFLICT (uuid) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) ON CONFLICT (merchant_id, uuid) DO NOTHING`,
 			id, rw.id, rw.merchantID, seq, t.firstName, t.lastName, t.email, t.externalID, amount, fee, t.params,
 			string(t.status), t.balanceID, now.UnixMilli()))
 	})

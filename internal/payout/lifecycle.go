@@ -70,8 +70,8 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 			Currency: r.currency, AmountMinor: t.amount, Params: params}); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2`,
-			now.UnixMilli(), t.uuid); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2 AND merchant_id = $3`,
+			now.UnixMilli(), t.uuid, r.merchantID); err != nil {
 			return fmt.Errorf("submit payout transaction %s: %w", t.uuid, err)
 		}
 	}
@@ -87,20 +87,21 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
 	var payoutUUID, currency string
 	var accountID int64
-	if err := tx.QueryRowContext(ctx, `SELECT p.uuid, p.account_id, p.currency FROM payout_transactions t JOIN payouts p ON p.id = t.payout_id
+	if err := tx.QueryRowContext(ctx, `SELECT p.uuid, p.account_id, p.currency FROM payout_transactions t
+		JOIN payouts p ON p.id = t.payout_id AND p.merchant_id = t.merchant_id
 		WHERE t.uuid = $1 AND t.merchant_id = $2`, o.Key, o.MerchantID).Scan(&payoutUUID, &accountID, &currency); err != nil {
 		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
 	// The account before the payout: outcomes run in batches, and every
 	// batch must queue on the shared buckets first (see ledger.LockAccount).
-	if err := ledger.LockAccount(ctx, tx, accountID, currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, o.MerchantID, accountID, currency); err != nil {
 		return err
 	}
 	r, err := s.lock(ctx, tx, o.MerchantID, payoutUUID)
 	if err != nil {
 		return err
 	}
-	t, err := readTransaction(ctx, tx, r.id, o.Key)
+	t, err := readTransaction(ctx, tx, r.merchantID, r.id, o.Key)
 	if err != nil || t.status != TxPending {
 		return err
 	}
@@ -128,21 +129,21 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) erro
 		return err
 	}
 	t.status = status
-	if err := s.saveTransaction(ctx, tx, t, now); err != nil {
+	if err := s.saveTransaction(ctx, tx, r.merchantID, t, now); err != nil {
 		return err
 	}
 	if err := s.emitTransaction(ctx, tx, r, t, now); err != nil {
 		return err
 	}
 	var pending int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM payout_transactions WHERE payout_id = $1 AND status = $2`,
-		r.id, string(TxPending)).Scan(&pending); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM payout_transactions WHERE payout_id = $1 AND merchant_id = $2 AND status = $3`,
+		r.id, r.merchantID, string(TxPending)).Scan(&pending); err != nil {
 		return fmt.Errorf("payout %s: %w", r.uuid, err)
 	}
 	if pending > 0 {
 		return s.touch(ctx, tx, &r, now)
 	}
-	if r.txs, err = readTransactions(ctx, tx, r.id); err != nil {
+	if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
 		return err
 	}
 	return s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
@@ -167,9 +168,9 @@ func (r row) pendingTransactions() int {
 	return n
 }
 
-func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, t txRow, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET status = $1, failure_reason = $2, updated_at = $3 WHERE uuid = $4`,
-		string(t.status), t.failureReason, now.UnixMilli(), t.uuid); err != nil {
+func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, merchantID string, t txRow, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET status = $1, failure_reason = $2, updated_at = $3 WHERE uuid = $4 AND merchant_id = $5`,
+		string(t.status), t.failureReason, now.UnixMilli(), t.uuid, merchantID); err != nil {
 		return fmt.Errorf("update payout transaction %s: %w", t.uuid, err)
 	}
 	return nil
@@ -178,7 +179,7 @@ func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, t txRow, no
 // touch records that a payout changed without changing its status.
 func (s *Service) touch(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
 	r.updatedAt = now.UnixMilli()
-	_, err := tx.ExecContext(ctx, `UPDATE payouts SET updated_at = $1 WHERE id = $2`, r.updatedAt, r.id)
+	_, err := tx.ExecContext(ctx, `UPDATE payouts SET updated_at = $1 WHERE id = $2 AND merchant_id = $3`, r.updatedAt, r.id, r.merchantID)
 	return err
 }
 
@@ -201,7 +202,7 @@ func (s *Service) giveBack(ctx context.Context, tx *store.Tx, r *row, reason str
 			return err
 		}
 		t.status, t.failureReason = TxFailed, reason
-		if err := s.saveTransaction(ctx, tx, *t, now); err != nil {
+		if err := s.saveTransaction(ctx, tx, r.merchantID, *t, now); err != nil {
 			return err
 		}
 		if err := s.emitTransaction(ctx, tx, *r, *t, now); err != nil {

@@ -131,7 +131,7 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) (
 	}
 	out := make([]Payout, 0, len(page))
 	for _, r := range page {
-		if r.txs, err = readTransactions(ctx, db, r.id); err != nil {
+		if r.txs, err = readTransactions(ctx, db, r.merchantID, r.id); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, r.view())

@@ -228,7 +228,7 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 	if err != nil {
 		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
 	}
-	if r.txs, err = readTransactions(ctx, q, r.id); err != nil {
+	if r.txs, err = readTransactions(ctx, q, r.merchantID, r.id); err != nil {
 		return row{}, err
 	}
 	return r, nil
@@ -255,16 +255,17 @@ func scanTransaction(sc interface{ Scan(...any) error }) (txRow, error) {
 	return t, err
 }
 
-func readTransaction(ctx context.Context, q store.Querier, payoutID int64, uuid string) (txRow, error) {
-	t, err := scanTransaction(q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND uuid = $2`, payoutID, uuid))
+func readTransaction(ctx context.Context, q store.Querier, merchantID string, payoutID int64, uuid string) (txRow, error) {
+	t, err := scanTransaction(q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND uuid = $2 AND merchant_id = $3`,
+		payoutID, uuid, merchantID))
 	if err != nil {
 		return txRow{}, fmt.Errorf("read payout transaction %s: %w", uuid, err)
 	}
 	return t, nil
 }
 
-func readTransactions(ctx context.Context, q store.Querier, payoutID int64) ([]txRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 ORDER BY seq`, payoutID)
+func readTransactions(ctx context.Context, q store.Querier, merchantID string, payoutID int64) ([]txRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND merchant_id = $2 ORDER BY seq`, payoutID, merchantID)
 	if err != nil {
 		return nil, fmt.Errorf("read payout transactions: %w", err)
 	}
@@ -375,8 +376,8 @@ func (r row) record() any {
 func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at int64) error {
 	r.status, r.updatedAt = to, at
 	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET status = $1, approval_status = $2, decided_by = $3, decided_at = $4,
-		rejection_reason = $5, updated_at = $6 WHERE id = $7`,
-		string(r.status), string(r.approvalStatus), r.decidedBy, r.decidedAt, r.rejectionReason, r.updatedAt, r.id); err != nil {
+		rejection_reason = $5, updated_at = $6 WHERE id = $7 AND merchant_id = $8`,
+		string(r.status), string(r.approvalStatus), r.decidedBy, r.decidedAt, r.rejectionReason, r.updatedAt, r.id, r.merchantID); err != nil {
 		return fmt.Errorf("update payout %s: %w", r.uuid, err)
 	}
 	return s.emit(ctx, tx, *r, "payout."+string(to), at)

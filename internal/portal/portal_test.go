@@ -155,7 +155,7 @@ func TestSessionTimeouts(t *testing.T) {
 		if _, err := e.Portal.Authenticate(ctx, fresh.Token); err != nil {
 			t.Errorf("after 29:59 idle: %v", err)
 		}
-		if err := e.Portal.Logout(ctx, fresh.Token); err != nil {
+		if err := e.Portal.Logout(ctx, fresh); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.Portal.Authenticate(ctx, fresh.Token); err == nil {

@@ -125,6 +125,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		disabled   *int64
 		lastStep   int64
 	)
+	// global lookup: portal user email
 	err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, totp_last_step, disabled_at FROM users WHERE email = $1`, email).
 		Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &lastStep, &disabled)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -168,13 +169,15 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		if rehash != "" {
 			// Unless the password changed meanwhile, the proven password's
 			// hash moves to today's parameters.
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3`, rehash, u.ID, hash); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3 AND password_hash = $4`,
+				rehash, u.MerchantID, u.ID, hash); err != nil {
 				return err
 			}
 		}
 		if totp != "" {
 			// The code is used up: the same code cannot open a second session.
-			won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE users SET totp_last_step = $1 WHERE id = $2 AND totp_last_step < $1`, step, u.ID))
+			won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE users SET totp_last_step = $1 WHERE merchant_id = $2 AND id = $3 AND totp_last_step < $1`,
+				step, u.MerchantID, u.ID))
 			if err != nil {
 				return err
 			}
@@ -188,8 +191,8 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		}
 		// Sessions of this user that have ended are dropped here, so the
 		// table keeps only live ones and the ones about to end.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE user_id = $1 AND (last_seen_at <= $2 OR created_at <= $3)`,
-			u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND user_id = $2 AND (last_seen_at <= $3 OR created_at <= $4)`,
+			u.MerchantID, u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
@@ -253,8 +256,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 		var created, seen int64
 		var totp string
 		var disabled *int64
+		// global lookup: portal session token hash
 		err := tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
-			FROM portal_sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, hashToken(token)).
+			FROM portal_sessions s JOIN users u ON u.merchant_id = s.merchant_id AND u.id = s.user_id WHERE s.token_hash = $1`, hashToken(token)).
 			Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &totp, &disabled, &sess.CSRF, &created, &seen)
 		if errors.Is(err, sql.ErrNoRows) {
 			return Session{}, errExpired
@@ -267,12 +271,14 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 			return Session{}, err
 		}
 		if disabled != nil || now.Sub(clock.FromMillis(seen)) >= IdleTimeout || now.Sub(clock.FromMillis(created)) >= AbsoluteTimeout {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE token_hash = $1`, hashToken(token)); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND token_hash = $2`,
+				sess.MerchantID, hashToken(token)); err != nil {
 				return Session{}, err
 			}
 			return Session{}, errExpired
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET last_seen_at = $1 WHERE token_hash = $2`, now.UnixMilli(), hashToken(token)); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE portal_sessions SET last_seen_at = $1 WHERE merchant_id = $2 AND token_hash = $3`,
+			now.UnixMilli(), sess.MerchantID, hashToken(token)); err != nil {
 			return Session{}, err
 		}
 		sess.Token, sess.HasTOTP = token, totp != ""
@@ -281,9 +287,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 }
 
 // Logout ends a session.
-func (s *Service) Logout(ctx context.Context, token string) error {
+func (s *Service) Logout(ctx context.Context, sess Session) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE token_hash = $1`, hashToken(token))
+		_, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND token_hash = $2`,
+			sess.MerchantID, hashToken(sess.Token))
 		return err
 	})
 }

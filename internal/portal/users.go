@@ -116,7 +116,9 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password, client stri
 	return store.Do(ctx, s.db, func(tx *store.Tx) (string, error) {
 		var merchantID, userID, email string
 		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT i.merchant_id, i.user_id, i.expires_at, u.email FROM portal_invites i JOIN users u ON u.id = i.user_id
+		// global lookup: portal invite token hash
+		err := tx.QueryRowContext(ctx, `SELECT i.merchant_id, i.user_id, i.expires_at, u.email FROM portal_invites i
+			JOIN users u ON u.merchant_id = i.merchant_id AND u.id = i.user_id
 			WHERE i.token_hash = $1 AND i.used_at IS NULL`, hashToken(token)).Scan(&merchantID, &userID, &expires, &email)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", fault.NotFoundf("this link is unknown or was used")
@@ -131,10 +133,11 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password, client stri
 		if now.UnixMilli() >= expires {
 			return "", fault.NotFoundf("this link has expired")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE portal_invites SET used_at = $1 WHERE token_hash = $2`, now.UnixMilli(), hashToken(token)); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE portal_invites SET used_at = $1 WHERE merchant_id = $2 AND token_hash = $3`,
+			now.UnixMilli(), merchantID, hashToken(token)); err != nil {
 			return "", err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2`, hash, userID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3`, hash, merchantID, userID); err != nil {
 			return "", err
 		}
 		return email, Audit(ctx, tx, Entry{MerchantID: merchantID, Actor: email, Action: "invite_accepted", Subject: email, Client: client, At: now})
@@ -191,7 +194,7 @@ func (s *Service) changeUser(ctx context.Context, by Session, userID, client, ac
 			return err
 		}
 		if action == "user_disabled" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE user_id = $1`, userID); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND user_id = $2`, by.MerchantID, userID); err != nil {
 				return err
 			}
 		}
@@ -219,7 +222,7 @@ func (s *Service) BeginTOTP(ctx context.Context, by Session) ([]byte, string, er
 		return nil, "", err
 	}
 	err = s.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE users SET totp_pending = $1 WHERE id = $2`, key.Secret(), by.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE users SET totp_pending = $1 WHERE merchant_id = $2 AND id = $3`, key.Secret(), by.MerchantID, by.ID)
 		return err
 	})
 	return buf.Bytes(), key.Secret(), err
@@ -229,7 +232,7 @@ func (s *Service) BeginTOTP(ctx context.Context, by Session) ([]byte, string, er
 func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client string) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
 		var pending string
-		if err := tx.QueryRowContext(ctx, `SELECT totp_pending FROM users WHERE id = $1`, by.ID).Scan(&pending); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT totp_pending FROM users WHERE merchant_id = $1 AND id = $2`, by.MerchantID, by.ID).Scan(&pending); err != nil {
 			return err
 		}
 		step := int64(0)
@@ -240,7 +243,8 @@ func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client stri
 			return fault.Field("code", "is not the code your authenticator app shows")
 		}
 		// The enrolment code is used up: it cannot also open a session (RFC 6238 §5.2).
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = totp_pending, totp_pending = '', totp_last_step = $1 WHERE id = $2`, step, by.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = totp_pending, totp_pending = '', totp_last_step = $1
+			WHERE merchant_id = $2 AND id = $3`, step, by.MerchantID, by.ID); err != nil {
 			return err
 		}
 		now, err := s.clock.Read(ctx, tx, by.MerchantID)
@@ -255,13 +259,13 @@ func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client stri
 func (s *Service) DisableTOTP(ctx context.Context, by Session, code, client string) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
 		var secret string
-		if err := tx.QueryRowContext(ctx, `SELECT totp_secret FROM users WHERE id = $1`, by.ID).Scan(&secret); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT totp_secret FROM users WHERE merchant_id = $1 AND id = $2`, by.MerchantID, by.ID).Scan(&secret); err != nil {
 			return err
 		}
 		if secret == "" || !validTOTP(secret, code, s.clock.System()) {
 			return fault.Field("code", "is not the code your authenticator app shows")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = '' WHERE id = $1`, by.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET totp_secret = '' WHERE merchant_id = $1 AND id = $2`, by.MerchantID, by.ID); err != nil {
 			return err
 		}
 		now, err := s.clock.Read(ctx, tx, by.MerchantID)

@@ -64,7 +64,7 @@ func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at)
 		VALUES ($1, $2, 'sandbox', $3, $4, $5, $6, 1, $7)
-		ON CONFLICT (key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
+		ON CONFLICT (merchant_id, key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
 		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), now.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)

@@ -164,7 +164,7 @@ func (s *Service) makeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	}
 	// The account's lock waits for the ledger writes in flight on it, so
 	// that what the report reads of its period is complete.
-	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, acc.MerchantID, acc.ID, acc.Currency); err != nil {
 		return err
 	}
 	now, err := s.clock.Read(ctx, tx, acc.MerchantID)

@@ -42,7 +42,8 @@ func nextDate(date string) string {
 // saved twice) a no-op, so each day is settled once.
 func (s *Service) scheduleDay(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, date string) error {
 	var tz, currency string
-	if err := tx.QueryRowContext(ctx, `SELECT m.timezone, a.currency FROM merchants m JOIN accounts a ON a.merchant_id = m.id WHERE a.id = $1 AND m.id = $2`,
+	if err := tx.QueryRowContext(ctx, `SELECT m.timezone, a.currency FROM merchants m JOIN accounts a ON a.merchant_id = m.id
+		WHERE a.merchant_id = $2 AND a.id = $1 AND m.id = $2`,
 		accountID, merchantID).Scan(&tz, &currency); err != nil {
 		return fmt.Errorf("schedule end of day: %w", err)
 	}
@@ -62,12 +63,13 @@ func (s *Service) endOfDayJob(ctx context.Context, tx *store.Tx, j job.Job) erro
 	if err := json.Unmarshal(j.Payload, &d); err != nil {
 		return fmt.Errorf("job %d payload: %w", j.ID, err)
 	}
-	cfg, _, err := s.readConfig(ctx, tx, d.AccountID)
+	cfg, _, err := s.readConfig(ctx, tx, d.MerchantID, d.AccountID)
 	if err != nil || cfg.Frequency != EndOfDay {
 		return err // the account went on_demand: the chain of days ends
 	}
 	var done int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM settlements WHERE account_id = $1 AND eod_date = $2`, d.AccountID, d.Date).Scan(&done); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM settlements WHERE merchant_id = $1 AND account_id = $2 AND eod_date = $3`,
+		d.MerchantID, d.AccountID, d.Date).Scan(&done); err != nil {
 		return err
 	}
 	if done == 0 {

@@ -64,7 +64,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 	now := s.clock.Of(p)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settlement_configs (account_id, merchant_id, currency, frequency, treasury_account_id, bank_account,
 		endpoint_url, authorization_header, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (account_id) DO UPDATE SET frequency = excluded.frequency, treasury_account_id = excluded.treasury_account_id,
+		ON CONFLICT (merchant_id, account_id) DO UPDATE SET frequency = excluded.frequency, treasury_account_id = excluded.treasury_account_id,
 		bank_account = excluded.bank_account, endpoint_url = excluded.endpoint_url, authorization_header = excluded.authorization_header,
 		updated_at = excluded.updated_at`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasuryID, bank,
 		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
@@ -75,7 +75,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 			return Config{}, err
 		}
 	}
-	c, _, err := s.readConfig(ctx, tx, acc.ID)
+	c, _, err := s.readConfig(ctx, tx, p.MerchantID, acc.ID)
 	c.Currency = currency
 	return c, err
 }
@@ -160,14 +160,14 @@ const CodeNoBeneficiary = "NO_BENEFICIARY"
 // the fee) from acc to its configured beneficiary. eodDate marks an
 // end-of-day settlement: one per account and local date.
 func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, acc merchant.Account, amount int64, freq Frequency, eodDate string, now time.Time) (row, error) {
-	cfg, treasuryID, err := s.readConfig(ctx, tx, acc.ID)
+	cfg, treasuryID, err := s.readConfig(ctx, tx, merchantID, acc.ID)
 	if err != nil {
 		return row{}, err
 	}
 	if cfg.UpdatedAt == nil {
 		return row{}, fault.Rule(CodeNoBeneficiary, "set a beneficiary first: PUT /v2/settlements/config")
 	}
-	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, merchantID, acc.ID, acc.Currency); err != nil {
 		return row{}, err
 	}
 	balances, err := ledger.Balances(ctx, tx, merchantID, string(merchant.Payments), acc.Currency)
@@ -286,7 +286,7 @@ func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid str
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	if err := ledger.LockAccount(ctx, tx, r.accountID, r.currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, merchantID, r.accountID, r.currency); err != nil {
 		return row{}, time.Time{}, err
 	}
 	if r, err = s.get(ctx, tx, merchantID, uuid); err != nil {
@@ -312,8 +312,8 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, done bool,
 	if !done {
 		failure = reason
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE settlements SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2 WHERE uuid = $4`,
-		string(status), now.UnixMilli(), failure, r.uuid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE settlements SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2
+		WHERE merchant_id = $4 AND uuid = $5`, string(status), now.UnixMilli(), failure, r.merchantID, r.uuid); err != nil {
 		return fmt.Errorf("settlement %s: %w", r.uuid, err)
 	}
 	updated, err := s.get(ctx, tx, r.merchantID, r.uuid)

@@ -245,7 +245,7 @@ func (s *Service) GetConfig(ctx context.Context, p merchant.Principal, currency 
 	if err != nil {
 		return Config{}, err
 	}
-	c, _, err := s.readConfig(ctx, s.db.Read(), acc.ID)
+	c, _, err := s.readConfig(ctx, s.db.Read(), p.MerchantID, acc.ID)
 	if err != nil {
 		return Config{}, err
 	}
@@ -255,7 +255,7 @@ func (s *Service) GetConfig(ctx context.Context, p merchant.Principal, currency 
 
 // readConfig reads the stored config of an account and its treasury
 // account's id (0 without one).
-func (s *Service) readConfig(ctx context.Context, q store.Querier, accountID int64) (Config, int64, error) {
+func (s *Service) readConfig(ctx context.Context, q store.Querier, merchantID string, accountID int64) (Config, int64, error) {
 	var (
 		c        = Config{Frequency: OnDemand}
 		treasury sql.NullInt64
@@ -266,7 +266,9 @@ func (s *Service) readConfig(ctx context.Context, q store.Querier, accountID int
 		updated  int64
 	)
 	err := q.QueryRowContext(ctx, `SELECT c.currency, c.frequency, c.treasury_account_id, t.public_id, c.bank_account, c.endpoint_url,
-		c.authorization_header, c.updated_at FROM settlement_configs c LEFT JOIN accounts t ON t.id = c.treasury_account_id WHERE c.account_id = $1`, accountID).
+		c.authorization_header, c.updated_at FROM settlement_configs c
+		LEFT JOIN accounts t ON t.merchant_id = c.merchant_id AND t.id = c.treasury_account_id
+		WHERE c.merchant_id = $1 AND c.account_id = $2`, merchantID, accountID).
 		Scan(&c.Currency, &c.Frequency, &treasury, &number, &bank, &endpoint, &auth, &updated)
 	if isNoRows(err) {
 		return c, 0, nil

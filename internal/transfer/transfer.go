@@ -181,7 +181,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Transfer{}, err
 	}
 	now := s.clock.Of(p)
-	if err := ledger.LockAccount(ctx, tx, from.ID, currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, p.MerchantID, from.ID, currency); err != nil {
 		return Transfer{}, err
 	}
 	balances, err := ledger.Balances(ctx, tx, p.MerchantID, string(from.Kind), currency)
@@ -350,8 +350,8 @@ func (s *Service) finish(ctx context.Context, tx *store.Tx, t *row, done bool, r
 	if !done {
 		failure = reason
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE transfers SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2 WHERE uuid = $4`,
-		string(status), now.UnixMilli(), failure, t.uuid); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE transfers SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2
+		WHERE merchant_id = $4 AND uuid = $5`, string(status), now.UnixMilli(), failure, t.merchantID, t.uuid); err != nil {
 		return fmt.Errorf("transfer %s: %w", t.uuid, err)
 	}
 	updated, err := s.get(ctx, tx, t.merchantID, t.uuid)
@@ -390,7 +390,7 @@ func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid str
 		slices.Sort(accounts)
 	}
 	for _, id := range accounts {
-		if err := ledger.LockAccount(ctx, tx, id, t.currency); err != nil {
+		if err := ledger.LockAccount(ctx, tx, merchantID, id, t.currency); err != nil {
 			return row{}, time.Time{}, err
 		}
 	}

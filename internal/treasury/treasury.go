@@ -187,7 +187,7 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Account{}, err
 	}
 	// Submissions and reviews of one account take its lock, one at a time.
-	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, p.MerchantID, acc.ID, acc.Currency); err != nil {
 		return Account{}, err
 	}
 	if acc, err = merchant.AccountByPublicID(ctx, tx, p.MerchantID, r.TreasuryAccountID); err != nil {
@@ -197,14 +197,15 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Account{}, fault.State("treasury account %s is active: there is nothing to review", acc.PublicID)
 	}
 	now := s.clock.Of(p)
-	if _, err := tx.ExecContext(ctx, `UPDATE treasury_submissions SET status = $1 WHERE account_id = $2 AND status = $3`,
-		string(Superseded), acc.ID, string(InReview)); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE treasury_submissions SET status = $1 WHERE merchant_id = $2 AND account_id = $3 AND status = $4`,
+		string(Superseded), p.MerchantID, acc.ID, string(InReview)); err != nil {
 		return Account{}, fmt.Errorf("supersede submissions: %w", err)
 	}
 	if err := s.addSubmission(ctx, tx, acc, r.BusinessDetails, now); err != nil {
 		return Account{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET status = $1 WHERE id = $2`, merchant.TreasuryInReview, acc.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET status = $1 WHERE merchant_id = $2 AND id = $3`,
+		merchant.TreasuryInReview, p.MerchantID, acc.ID); err != nil {
 		return Account{}, fmt.Errorf("treasury account %s: %w", acc.PublicID, err)
 	}
 	acc.Status = merchant.TreasuryInReview
@@ -214,7 +215,7 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 func (s *Service) addSubmission(ctx context.Context, tx *store.Tx, acc merchant.Account, d BusinessDetails, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO treasury_submissions (id, merchant_id, account_id, seq, status, business_name, business_number,
 		address, country, contact_name, contact_email, submitted_at)
-		VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM treasury_submissions WHERE account_id = $3), $4, $5, $6, $7, $8, $9, $10, $11)`,
+		VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM treasury_submissions WHERE merchant_id = $2 AND account_id = $3), $4, $5, $6, $7, $8, $9, $10, $11)`,
 		store.RandomID(store.UUIDLen), acc.MerchantID, acc.ID, string(InReview), strings.TrimSpace(d.BusinessName), strings.TrimSpace(d.BusinessNumber),
 		strings.TrimSpace(d.Address), d.Country, strings.TrimSpace(d.ContactName), d.ContactEmail, now.UnixMilli())
 	if err != nil {
@@ -260,7 +261,7 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r
 	if err != nil {
 		return Account{}, err
 	}
-	if err := ledger.LockAccount(ctx, tx, acc.ID, acc.Currency); err != nil {
+	if err := ledger.LockAccount(ctx, tx, merchantID, acc.ID, acc.Currency); err != nil {
 		return Account{}, err
 	}
 	if acc, err = merchant.AccountByPublicID(ctx, tx, merchantID, r.TreasuryAccountID); err != nil {
@@ -278,11 +279,12 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r
 	if r.Outcome == Reject {
 		status, reason = merchant.TreasuryRejected, r.Reason
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE treasury_submissions SET status = $1, reason = $2, reviewed_at = $3 WHERE account_id = $4 AND status = $5`,
-		string(r.Outcome), reason, now.UnixMilli(), acc.ID, string(InReview)); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE treasury_submissions SET status = $1, reason = $2, reviewed_at = $3
+		WHERE merchant_id = $4 AND account_id = $5 AND status = $6`,
+		string(r.Outcome), reason, now.UnixMilli(), merchantID, acc.ID, string(InReview)); err != nil {
 		return Account{}, fmt.Errorf("review treasury account %s: %w", acc.PublicID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET status = $1 WHERE id = $2`, status, acc.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET status = $1 WHERE merchant_id = $2 AND id = $3`, status, merchantID, acc.ID); err != nil {
 		return Account{}, fmt.Errorf("review treasury account %s: %w", acc.PublicID, err)
 	}
 	acc.Status = status
@@ -344,7 +346,8 @@ func (s *Service) view(ctx context.Context, q store.Querier, acc merchant.Accoun
 		}
 	}
 	rows, err := q.QueryContext(ctx, `SELECT id, status, business_name, business_number, address, country, contact_name, contact_email,
-		reason, submitted_at, reviewed_at FROM treasury_submissions WHERE account_id = $1 ORDER BY seq`, acc.ID)
+		reason, submitted_at, reviewed_at FROM treasury_submissions WHERE merchant_id = $1 AND account_id = $2 ORDER BY seq`,
+		acc.MerchantID, acc.ID)
 	if err != nil {
 		return Account{}, fmt.Errorf("treasury submissions: %w", err)
 	}

@@ -268,7 +268,7 @@ func (h *portalPages) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *portalPages) logout(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	if err := h.Portal.Logout(r.Context(), s.Token); err != nil {
+	if err := h.Portal.Logout(r.Context(), s); err != nil {
 		h.fail(w, r, s, err)
 		return
 	}

@@ -588,8 +588,8 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 			args := make([]any, 0, 6*len(chunk))
 			for i, a := range chunk {
 				n := len(args)
-				values[i] = fmt.Sprintf("($%d, $%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE event_id = $%d), $%d, $%d, $%d, $%d)",
-					n+1, n+2, n+1, n+3, n+4, n+5, n+6)
+				values[i] = fmt.Sprintf("($%d, $%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE merchant_id = $%d AND event_id = $%d), $%d, $%d, $%d, $%d)",
+					n+1, n+2, n+2, n+1, n+3, n+4, n+5, n+6)
 				args = append(args, a.eventID, a.merchantID, a.started, a.code, a.latencyMS, a.errText)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, merchant_id, attempt, started_at, status_code, latency_ms, error)

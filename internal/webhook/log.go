@@ -42,20 +42,21 @@ const deliveryColumns = `id, event_type, record_uuid, endpoint_url, status, next
 
 // Deliveries lists the events about record uuid of merchantID, newest first.
 func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([]Delivery, error) {
-	return d.listed(ctx, `SELECT `+deliveryColumns+` FROM webhook_events
+	return d.listed(ctx, merchantID, `SELECT `+deliveryColumns+` FROM webhook_events
 		WHERE merchant_id = $1 AND record_uuid = $2 ORDER BY seq DESC LIMIT $3`, merchantID, uuid, maxListed)
 }
 
 // Recent lists merchantID's latest events, newest first, with their
 // attempts; status, when set, keeps only events in it.
 func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Status, limit int) ([]Delivery, error) {
-	return d.listed(ctx, `SELECT `+deliveryColumns+` FROM webhook_events
+	return d.listed(ctx, merchantID, `SELECT `+deliveryColumns+` FROM webhook_events
 		WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
 		merchantID, string(status), min(limit, maxListed))
 }
 
-// listed reads the events query selects (deliveryColumns), each with its attempts.
-func (d *Dispatcher) listed(ctx context.Context, query string, args ...any) ([]Delivery, error) {
+// listed reads the events of merchantID query selects (deliveryColumns),
+// each with its attempts.
+func (d *Dispatcher) listed(ctx context.Context, merchantID, query string, args ...any) ([]Delivery, error) {
 	rows, err := d.db.Read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
@@ -74,7 +75,7 @@ func (d *Dispatcher) listed(ctx context.Context, query string, args ...any) ([]D
 		return nil, err
 	}
 	for i := range out {
-		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), out[i].ID); err != nil {
+		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), merchantID, out[i].ID); err != nil {
 			return nil, err
 		}
 	}
@@ -99,9 +100,9 @@ func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	return dl, nil
 }
 
-func (d *Dispatcher) attempts(ctx context.Context, q store.Querier, eventID string) ([]Attempt, error) {
+func (d *Dispatcher) attempts(ctx context.Context, q store.Querier, merchantID, eventID string) ([]Attempt, error) {
 	rows, err := q.QueryContext(ctx, `SELECT attempt, started_at, status_code, latency_ms, error FROM webhook_attempts
-		WHERE event_id = $1 ORDER BY attempt`, eventID)
+		WHERE merchant_id = $1 AND event_id = $2 ORDER BY attempt`, merchantID, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("list attempts: %w", err)
 	}
@@ -138,7 +139,7 @@ func (d *Dispatcher) Delivery(ctx context.Context, q store.Querier, merchantID, 
 	if err != nil {
 		return Delivery{}, fmt.Errorf("read delivery %s: %w", id, err)
 	}
-	dl.Attempts, err = d.attempts(ctx, q, id)
+	dl.Attempts, err = d.attempts(ctx, q, merchantID, id)
 	return dl, err
 }
 
