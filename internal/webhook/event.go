@@ -168,6 +168,7 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 	if tx.DB().Dialect() == store.SQLite {
 		seqColumn, seqValue = ", seq", ", (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events)"
 	}
+	// On SQLite the seq subquery spans merchants: SQLite is never distributed.
 	if err := tx.Send(ctx, `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
 		authorization_header, body, status, next_attempt_at, created_at, updated_at`+seqColumn+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8`+seqValue+`)`,
