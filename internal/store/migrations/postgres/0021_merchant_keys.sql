@@ -206,3 +206,8 @@ ALTER TABLE payin_links ADD CONSTRAINT payin_links_account_id_fkey
     FOREIGN KEY (merchant_id, account_id) REFERENCES accounts (merchant_id, id);
 ALTER TABLE payin_links ADD CONSTRAINT payin_links_balance_id_fkey
     FOREIGN KEY (merchant_id, balance_id) REFERENCES balance_records (merchant_id, id);
+
+-- The webhook dispatcher leases, records and releases events by id alone,
+-- across merchants (one claim serves every endpoint): this index serves it
+-- now that the primary key leads with merchant_id.
+CREATE INDEX webhook_events_id ON webhook_events (id);

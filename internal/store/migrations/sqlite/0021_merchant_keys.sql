@@ -827,3 +827,8 @@ CREATE INDEX gateway_payments_payid ON gateway_payments (merchant_id, payment_re
 CREATE INDEX webhook_events_endpoint_due ON webhook_events (status, endpoint_url, next_attempt_at);
 CREATE UNIQUE INDEX webhook_events_seq ON webhook_events (seq);
 CREATE INDEX webhook_events_record ON webhook_events (merchant_id, record_uuid, seq);
+
+-- The webhook dispatcher leases, records and releases events by id alone,
+-- across merchants (one claim serves every endpoint): this index serves it
+-- now that the primary key leads with merchant_id.
+CREATE INDEX webhook_events_id ON webhook_events (id);
