@@ -150,7 +150,11 @@ func (s *Service) newLink(ctx context.Context, tx *store.Tx, merchantID string, 
 		return "", fmt.Errorf("verification token: %w", err)
 	}
 	token := base64.RawURLEncoding.EncodeToString(b)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO verification_tokens (token_hash, merchant_id, contact_id, expires_at, created_at)
+	// The token's random bits do not collide: its claim is sent, not asked.
+	if err := store.SendKey(ctx, tx, store.KeyVerification, hashToken(token), merchantID); err != nil {
+		return "", fmt.Errorf("store verification link: %w", err)
+	}
+	if err := tx.Send(ctx, `INSERT INTO verification_tokens (token_hash, merchant_id, contact_id, expires_at, created_at)
 		VALUES ($1, $2, $3, $4, $5)`, hashToken(token), merchantID, contactID, expires.UnixMilli(), now.UnixMilli()); err != nil {
 		return "", fmt.Errorf("store verification link: %w", err)
 	}
@@ -252,12 +256,14 @@ func (s *Service) findLink(ctx context.Context, q store.Querier, token string) (
 		l               liveLink
 		expires, offset int64
 	)
-	// global lookup: verification token hash
-	err := q.QueryRowContext(ctx, `SELECT c.first_name, c.last_name, m.name, t.contact_id, t.merchant_id, t.expires_at, m.clock_offset_ms
-		FROM verification_tokens t JOIN contacts c ON c.merchant_id = t.merchant_id AND c.id = t.contact_id
-		JOIN merchants m ON m.id = t.merchant_id
-		WHERE t.token_hash = $1 AND t.replaced_at IS NULL AND t.used_at IS NULL`, hashToken(token)).
-		Scan(&l.FirstName, &l.LastName, &l.MerchantName, &l.contactID, &l.merchantID, &expires, &offset)
+	merchantID, err := store.KeyOwner(ctx, q, store.KeyVerification, hashToken(token))
+	if err == nil {
+		err = q.QueryRowContext(ctx, `SELECT c.first_name, c.last_name, m.name, t.contact_id, t.merchant_id, t.expires_at, m.clock_offset_ms
+			FROM verification_tokens t JOIN contacts c ON c.merchant_id = t.merchant_id AND c.id = t.contact_id
+			JOIN merchants m ON m.id = t.merchant_id
+			WHERE t.merchant_id = $1 AND t.token_hash = $2 AND t.replaced_at IS NULL AND t.used_at IS NULL`, merchantID, hashToken(token)).
+			Scan(&l.FirstName, &l.LastName, &l.MerchantName, &l.contactID, &l.merchantID, &expires, &offset)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return liveLink{}, errNoLink
 	}

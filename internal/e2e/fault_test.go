@@ -187,10 +187,7 @@ func TestThreeNodesOneKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts payd processes")
 	}
-	for _, target := range storetest.Targets() {
-		if target.Name != "postgres" {
-			continue
-		}
+	for _, target := range storetest.PostgresTargets() {
 		t.Run(target.Name, func(t *testing.T) {
 			dsn := target.DSN(t)
 			hooks := newEventLog(t)

@@ -409,15 +409,18 @@ func minorUnits(t testing.TB, amount any, currency string) int64 {
 
 // eachShared runs fn with two payd processes on one database, as several
 // `payd serve` may share one PostgreSQL database (CONTRACT §1). Only
-// PostgreSQL promises that, so it runs on PostgreSQL alone.
+// PostgreSQL (and Citus) promises that, so it runs there alone.
 func eachShared(t *testing.T, fn func(t *testing.T, a, b *payd)) {
 	t.Helper()
-	if os.Getenv(storetest.DSNEnv) == "" {
+	targets := storetest.PostgresTargets()
+	if len(targets) == 0 {
 		t.Skip(storetest.DSNEnv + " not set: processes share only a PostgreSQL database")
 	}
-	t.Run("postgres", func(t *testing.T) {
-		dsn := storetest.PostgresDSN(t)
-		a := start(t, dsn)
-		fn(t, a, start(t, dsn))
-	})
+	for _, target := range targets {
+		t.Run(target.Name, func(t *testing.T) {
+			dsn := target.DSN(t)
+			a := start(t, dsn)
+			fn(t, a, start(t, dsn))
+		})
+	}
 }

@@ -171,10 +171,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 // to both add up, rather than each process allowing its own share.
 func TestLimitsSharedAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	for _, target := range storetest.Targets() {
-		if target.Name != "postgres" {
-			continue
-		}
+	for _, target := range storetest.PostgresTargets() {
 		t.Run(target.Name, func(t *testing.T) {
 			dsn := target.DSN(t)
 			nodes := []*payd{start(t, dsn), start(t, dsn)}

@@ -242,6 +242,10 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return CreateResult{}, fmt.Errorf("create gateway payment: %w", err)
 	}
+	// The id comes from a sequence, so it is free: its claim is sent, not asked.
+	if err := store.SendKey(ctx, tx, store.KeyGatewayPayment, strconv.FormatInt(id, 10), p.MerchantID); err != nil {
+		return CreateResult{}, err
+	}
 	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, ID: id},
 		job.Options{ClockOf: p.MerchantID, RunAt: expiredAt, UniqueKey: jobExpire + ":" + strconv.FormatInt(id, 10)}); err != nil {
 		return CreateResult{}, err

@@ -255,9 +255,8 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID string, i
 
 // getAny reads a payment by id alone (for token-authorised pages and jobs).
 func (s *Service) getAny(ctx context.Context, q store.Querier, id int64, lock bool) (row, error) {
-	var merchantID string
-	// global lookup: gateway payment id
-	if err := q.QueryRowContext(ctx, `SELECT merchant_id FROM gateway_payments WHERE id = $1`, id).Scan(&merchantID); err != nil {
+	merchantID, err := store.KeyOwner(ctx, q, store.KeyGatewayPayment, strconv.FormatInt(id, 10))
+	if err != nil {
 		if isNoRows(err) {
 			return row{}, notFound(id)
 		}

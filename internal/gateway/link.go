@@ -173,19 +173,25 @@ func linkNotFound(uuid string) error { return fault.NotFoundf("no payin link %s"
 // getLink reads merchantID's link uuid; lock (for a change) takes its
 // account's ledger lock first, then the row's, as every ledger writer does.
 // An empty merchantID reads by uuid alone (the page, whose token is its
-// credential, and jobs); a locked read then names the merchant found.
+// credential), through the uuid's global key.
 func (s *Service) getLink(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (linkRow, error) {
+	if merchantID == "" {
+		owner, err := store.KeyOwner(ctx, q, store.KeyPayinLink, uuid)
+		if isNoRows(err) {
+			return linkRow{}, linkNotFound(uuid)
+		}
+		if err != nil {
+			return linkRow{}, err
+		}
+		merchantID = owner
+	}
 	const byMerchant = `uuid = $1 AND merchant_id = $2`
 	where, args, forUpdate := byMerchant, []any{uuid, merchantID}, ""
-	if merchantID == "" {
-		// global lookup: payin link uuid
-		where, args = `uuid = $1`, []any{uuid}
-	}
 	if tx, ok := q.(*store.Tx); ok && lock {
 		var accountID int64
 		var currency string
-		err := tx.QueryRowContext(ctx, `SELECT merchant_id, account_id, currency FROM payin_links WHERE `+where, args...).
-			Scan(&merchantID, &accountID, &currency)
+		err := tx.QueryRowContext(ctx, `SELECT account_id, currency FROM payin_links WHERE `+where, args...).
+			Scan(&accountID, &currency)
 		if isNoRows(err) {
 			return linkRow{}, linkNotFound(uuid)
 		}
@@ -195,7 +201,7 @@ func (s *Service) getLink(ctx context.Context, q store.Querier, merchantID, uuid
 		if err := ledger.LockAccount(ctx, tx, merchantID, accountID, currency); err != nil {
 			return linkRow{}, err
 		}
-		where, args, forUpdate = byMerchant, []any{uuid, merchantID}, s.db.ForUpdate()
+		forUpdate = s.db.ForUpdate()
 	}
 	r, err := scanLink(q.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM payin_links WHERE `+where+forUpdate, args...))
 	if isNoRows(err) {

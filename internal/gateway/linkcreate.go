@@ -169,14 +169,15 @@ func (s *Service) CreateLink(ctx context.Context, tx *store.Tx, p merchant.Princ
 	}
 	now := s.clock.Of(p)
 	expiresAt := now.Add(PayinLinkLifetime)
-	uuid, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payin_links (uuid, merchant_id, account_id, method, currency, amount,
+	uuid, err := store.ClaimNew(ctx, tx, store.KeyPayinLink, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
+	if err == nil {
+		err = tx.Send(ctx, `INSERT INTO payin_links (uuid, merchant_id, account_id, method, currency, amount,
 			description, success_url, failure_url, endpoint_url, authorization_header, meta_data, status, expires_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) ON CONFLICT (uuid) DO NOTHING`,
-			id, p.MerchantID, acc.ID, m.Code, m.Currency, c.amount, strings.TrimSpace(req.Description), req.RedirectURL.Success,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+			uuid, p.MerchantID, acc.ID, m.Code, m.Currency, c.amount, strings.TrimSpace(req.Description), req.RedirectURL.Success,
 			req.RedirectURL.Failure, req.WebhookNotification.EndpointURL, req.WebhookNotification.AuthorizationHeader, c.metaData,
-			string(LinkPending), expiresAt.UnixMilli(), now.UnixMilli()))
-	})
+			string(LinkPending), expiresAt.UnixMilli(), now.UnixMilli())
+	}
 	if err != nil {
 		return LinkCreated{}, fmt.Errorf("create payin link: %w", err)
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"payd/internal/fault"
 	"payd/internal/store"
 )
 
 // postOneStatement is Post on PostgreSQL in a single statement. Each leg
-// names a slot of its bucket ($12: 0 the principal row, 1.. a spread slot)
+// names a slot of its bucket ($9: 0 the principal row, 1.. a spread slot)
 // or, as -1, the whole bucket: every slot, whose sum is the balance the leg
 // is checked against, gathered into the principal row by the movement. The
 // statement locks the legs' rows in the lock order (account id, bucket name,
@@ -21,8 +22,37 @@ import (
 // Every leg comes back, in the legs' order, with its balance before the
 // movement, so a refusal is explained without another round trip and
 // writes nothing.
-const postOneStatement = `WITH l AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bool[], $12::int[]) WITH ORDINALITY AS l(acct, name, amt, neg, slot, ord)
+const postOneStatement = postChecks + `, e AS (
+	INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at)
+	SELECT $8::text, $10::text, $11::text, $12::bigint FROM ok WHERE ok.ok
+	RETURNING id
+), p AS (
+	INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft)
+	SELECT e.id, $8::text, u.id, $5::text, u.amt, u.balance, u.neg AND u.balance < 0
+	FROM e, upd u ORDER BY u.ord, u.slot DESC
+)
+SELECT (SELECT id FROM e), c.ord IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE)
+FROM l LEFT JOIN cur c ON c.ord = l.ord
+ORDER BY l.ord`
+
+// postCitusStatement is postOneStatement on Citus, which routes a statement
+// to its merchant's shard only when no CTE of it inserts: it checks and
+// moves the balances as postOneStatement does, and returns, besides every
+// leg's state, whether it moved them and the postings to write (the rows
+// changed, in posting order), which postCitus then inserts.
+const postCitusStatement = postChecks + `
+SELECT (SELECT ok FROM ok), c.ord IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE),
+	(SELECT array_agg(u.id ORDER BY u.ord, u.slot DESC) FROM upd u),
+	(SELECT array_agg(u.amt ORDER BY u.ord, u.slot DESC) FROM upd u),
+	(SELECT array_agg(u.balance ORDER BY u.ord, u.slot DESC) FROM upd u),
+	(SELECT array_agg(u.neg AND u.balance < 0 ORDER BY u.ord, u.slot DESC) FROM upd u)
+FROM l LEFT JOIN cur c ON c.ord = l.ord
+ORDER BY l.ord`
+
+// postChecks locks, checks and moves the legs' rows: the part of a post
+// that postOneStatement and postCitusStatement share.
+const postChecks = `WITH l AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bool[], $9::int[]) WITH ORDINALITY AS l(acct, name, amt, neg, slot, ord)
 ), r AS MATERIALIZED (
 	SELECT b.id, b.slot, b.balance, b.allow_negative, l.ord, l.amt, l.neg, l.slot < 0 AS whole
 	FROM ledger_buckets b JOIN l ON b.account_id = l.acct AND b.name = l.name AND (l.slot < 0 OR b.slot = l.slot)
@@ -42,18 +72,7 @@ const postOneStatement = `WITH l AS (
 	FROM r JOIN cur c ON c.ord = r.ord, ok
 	WHERE ok.ok AND b.merchant_id = $8::text AND b.id = r.id AND (NOT r.whole OR r.slot = 0 OR r.balance <> 0)
 	RETURNING b.id, r.ord, r.slot, b.balance - r.balance AS amt, c.neg, b.balance
-), e AS (
-	INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at)
-	SELECT $8::text, $9::text, $10::text, $11::bigint FROM ok WHERE ok.ok
-	RETURNING id
-), p AS (
-	INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft)
-	SELECT e.id, $8::text, u.id, $5::text, u.amt, u.balance, u.neg AND u.balance < 0
-	FROM e, upd u ORDER BY u.ord, u.slot DESC
-)
-SELECT (SELECT id FROM e), c.ord IS NOT NULL, COALESCE(c.balance, 0), COALESCE(c.allow_negative, FALSE)
-FROM l LEFT JOIN cur c ON c.ord = l.ord
-ORDER BY l.ord`
+)`
 
 // wholeBucket is the slot of a leg that takes the whole bucket.
 const wholeBucket = -1
@@ -120,10 +139,14 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 	if e.RecordID != "" {
 		record = e.RecordID
 	}
+	args := []any{accounts, names, amounts, mayGoNeg, e.Currency, -MaxBalance, MaxBalance, e.MerchantID, slots}
+	if tx.DB().Citus() {
+		return postCitus(ctx, tx, e, record, args)
+	}
+	args = append(args, record, e.Kind, e.At.UnixMilli())
 	var entryID sql.NullInt64
 	states := make([]legState, 0, len(legs))
-	err := tx.Query(ctx, postOneStatement, []any{accounts, names, amounts, mayGoNeg, e.Currency,
-		-MaxBalance, MaxBalance, e.MerchantID, record, e.Kind, e.At.UnixMilli(), slots}, func(row store.Row) error {
+	err := tx.Query(ctx, postOneStatement, args, func(row store.Row) error {
 		var s legState
 		if err := row.Scan(&entryID, &s.found, &s.balance, &s.allowNegative); err != nil {
 			return err
@@ -138,6 +161,52 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 		return entryID.Int64, nil, nil
 	}
 	return 0, states, nil
+}
+
+// postCitus is postSlots on Citus: postCitusStatement moves the balances,
+// then the journal entry is inserted (its id read back) and its postings
+// sent with the transaction's next statement, each statement routed to the
+// merchant's shard.
+func postCitus(ctx context.Context, tx *store.Tx, e Entry, record any, args []any) (int64, []legState, error) {
+	var (
+		moved                sql.NullBool
+		buckets, amts, after []int64
+		overdraft            []bool
+	)
+	states := make([]legState, 0, len(args))
+	err := tx.Query(ctx, postCitusStatement, args, func(row store.Row) error {
+		var s legState
+		if err := row.Scan(&moved, &s.found, &s.balance, &s.allowNegative, &buckets, &amts, &after, &overdraft); err != nil {
+			return err
+		}
+		states = append(states, s)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	if !moved.Bool {
+		return 0, states, nil
+	}
+	var entryID int64
+	if err := tx.Row(ctx, `INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+		e.MerchantID, record, e.Kind, e.At.UnixMilli()).Scan(&entryID); err != nil {
+		return 0, nil, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	var values strings.Builder
+	vals := []any{entryID, e.MerchantID, e.Currency}
+	for i := range buckets {
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		n := len(vals)
+		fmt.Fprintf(&values, "($1, $2, $%d, $3, $%d, $%d, $%d)", n+1, n+2, n+3, n+4)
+		vals = append(vals, buckets[i], amts[i], after[i], overdraft[i])
+	}
+	if err := tx.Send(ctx, `INSERT INTO postings (entry_id, merchant_id, bucket_id, currency, amount, balance_after, overdraft) VALUES `+values.String(), vals...); err != nil {
+		return 0, nil, fmt.Errorf("post %s: %w", e.Kind, err)
+	}
+	return entryID, nil, nil
 }
 
 // refusal explains why the single-statement post wrote nothing, naming the

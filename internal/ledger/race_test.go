@@ -85,7 +85,7 @@ func TestPostConcurrentNoOverdraft(t *testing.T) {
 			t.Errorf("available %d, external %d; want %d, %d", got[ledger.Available], got[ledger.External], want, -want)
 		}
 		var postings, minAfter int64
-		err := db.Read().QueryRow(`SELECT count(*), COALESCE(MIN(p.balance_after), 0) FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id
+		err := db.Read().QueryRow(`SELECT count(*), COALESCE(MIN(p.balance_after), 0) FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id
 			WHERE b.account_id = $1 AND b.name = 'available'`, account).Scan(&postings, &minAfter)
 		if err != nil {
 			t.Fatalf("read postings: %v", err)

@@ -114,14 +114,14 @@ func TestSpreadEntries(t *testing.T) {
 		}
 		checkBuckets(t, db, account, map[ledger.Bucket]int64{ledger.External: 0})
 		var net int64
-		if err := db.Read().QueryRow(`SELECT CAST(SUM(p.amount) AS BIGINT) FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id
+		if err := db.Read().QueryRow(`SELECT CAST(SUM(p.amount) AS BIGINT) FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id
 			WHERE p.entry_id = $1 AND b.name = 'available'`, entry).Scan(&net); err != nil {
 			t.Fatal(err)
 		}
 		if net != -130 {
 			t.Errorf("the debit's available postings sum to %d, want -130", net)
 		}
-		n := count(t, db, `SELECT count(*) FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id
+		n := count(t, db, `SELECT count(*) FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id
 			WHERE p.entry_id = $1 AND b.name = 'available'`, entry)
 		if pg := db.Dialect() == store.Postgres; pg && n < 2 || !pg && n != 1 {
 			t.Errorf("the debit has %d available postings; want one per slot it gathered (SQLite: 1)", n)

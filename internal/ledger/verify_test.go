@@ -36,7 +36,7 @@ func soundLedger(t *testing.T, db *store.DB) (account, payoutEntry, payoutPostin
 		t.Fatalf("payout: %v", err)
 	}
 	deposit(t, db, merchant, account, 50)
-	err = db.Read().QueryRow(`SELECT p.id FROM postings p JOIN ledger_buckets b ON b.id = p.bucket_id
+	err = db.Read().QueryRow(`SELECT p.id FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id
 		WHERE p.entry_id = $1 AND b.name = 'available'`, payoutEntry).Scan(&payoutPosting)
 	if err != nil {
 		t.Fatalf("find posting: %v", err)
@@ -110,10 +110,12 @@ func TestVerifyFindsBreaks(t *testing.T) {
 		}, []string{"posting_currency"}},
 		{"entry of another merchant's record", func(l ledgerRows) sqlArgs {
 			return sqlArgs{query: `UPDATE journal_entries SET merchant_id = 'SOMEONE' WHERE id = $1`, args: []any{l.payoutEntry}, unchecked: true}
-		}, []string{"posting_owner", "record_owner"}},
+		}, []string{"entry_has_postings", "posting_owner", "record_owner"}},
 		{"posting naming another merchant", func(l ledgerRows) sqlArgs {
 			return sqlArgs{query: `UPDATE postings SET merchant_id = 'SOMEONE' WHERE id = $1`, args: []any{l.payoutPosting}, unchecked: true}
-		}, []string{"posting_owner"}},
+			// Seen from either merchant, the posting is missing from its
+			// entry and bucket, and the other merchant's has neither.
+		}, []string{"bucket_sum", "entry_balances", "posting_bucket_owner", "posting_owner", "running_balance"}},
 	}
 	errRollback := errors.New("roll back the tampering")
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -123,8 +125,11 @@ func TestVerifyFindsBreaks(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				var got []string
+				sa := tt.tamper(rows)
+				if sa.unchecked && db.Citus() {
+					t.Skip("Citus refuses outright to move a row to another merchant (merchant_id is its distribution column)")
+				}
 				err := db.Exec(ctx, func(tx *store.Tx) error {
-					sa := tt.tamper(rows)
 					if sa.unchecked {
 						if err := uncheckForeignKeys(ctx, db, tx); err != nil {
 							return err

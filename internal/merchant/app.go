@@ -50,10 +50,11 @@ func hashSecret(s string) string {
 
 func createApp(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, now time.Time) (NewApp, error) {
 	secret := "sk_" + randomToken(40)
-	appID, err := store.InsertUnique(ctx, func() string { return randomToken(24) }, func(id string) (bool, error) {
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO apps (app_id, merchant_id, account_id, secret_hash, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (app_id) DO NOTHING`, id, merchantID, accountID, hashSecret(secret), now.UnixMilli()))
-	})
+	appID, err := store.ClaimNew(ctx, tx, store.KeyApp, merchantID, func() string { return randomToken(24) })
+	if err == nil {
+		err = tx.Send(ctx, `INSERT INTO apps (app_id, merchant_id, account_id, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			appID, merchantID, accountID, hashSecret(secret), now.UnixMilli())
+	}
 	if err != nil {
 		return NewApp{}, fmt.Errorf("create app: %w", err)
 	}
@@ -143,11 +144,14 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 		return Principal{}, ErrUnauthenticated
 	}
 	var stored string
-	// global lookup: app_id
-	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
-		FROM apps a JOIN merchants m ON m.id = a.merchant_id
-		JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
-		WHERE a.app_id = $1 AND a.revoked_at IS NULL`, appID), &stored)
+	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyApp, appID)
+	var p Principal
+	if err == nil {
+		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
+			FROM apps a JOIN merchants m ON m.id = a.merchant_id
+			JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
+			WHERE a.merchant_id = $1 AND a.app_id = $2 AND a.revoked_at IS NULL`, merchantID, appID), &stored)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		subtle.ConstantTimeCompare([]byte(dummyHash), []byte(hashSecret(secretKey)))
 		return Principal{}, ErrUnauthenticated
@@ -170,9 +174,12 @@ func (s *Service) IssueToken(ctx context.Context, p Principal) (string, error) {
 	token := "at_" + randomToken(48)
 	now := NewClock(s.clock).Of(p)
 	err := s.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO access_tokens (token_hash, merchant_id, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		// The token's 285 random bits do not collide: its claim is sent, not asked.
+		if err := store.SendKey(ctx, tx, store.KeyAccessToken, hashSecret(token), p.MerchantID); err != nil {
+			return err
+		}
+		return tx.Send(ctx, `INSERT INTO access_tokens (token_hash, merchant_id, app_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			hashSecret(token), p.MerchantID, p.AppID, now.Add(TokenLifetime).UnixMilli(), now.UnixMilli())
-		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("issue token: %w", err)
@@ -186,11 +193,16 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principa
 	if token == "" || len(token) > 128 {
 		return Principal{}, ErrUnauthenticated
 	}
-	// global lookup: access token hash
-	p, err := scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`
-		FROM access_tokens t JOIN apps a ON a.merchant_id = t.merchant_id AND a.app_id = t.app_id
-		JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
-		WHERE t.token_hash = $1 AND a.revoked_at IS NULL AND t.expires_at > $2 + m.clock_offset_ms`, hashSecret(token), s.clock.Now().UnixMilli()))
+	hash := hashSecret(token)
+	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyAccessToken, hash)
+	var p Principal
+	if err == nil {
+		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`
+			FROM access_tokens t JOIN apps a ON a.merchant_id = t.merchant_id AND a.app_id = t.app_id
+			JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
+			WHERE t.merchant_id = $1 AND t.token_hash = $2 AND a.revoked_at IS NULL AND t.expires_at > $3 + m.clock_offset_ms`,
+			merchantID, hash, s.clock.Now().UnixMilli()))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthenticated
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"payd/internal/fault"
 	"payd/internal/store"
 )
 
@@ -53,12 +54,11 @@ func (s *Service) EnsureDemo(ctx context.Context) (Demo, bool, error) {
 			return false, err
 		}
 		demo.TreasuryAccountNumber = treasury.AccountNumber
-		_, err = tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-			store.RandomID(store.UUIDLen), c.MerchantID, DemoEmail, string(Admin), hash, now.UnixMilli())
+		_, err = InsertUser(ctx, tx, c.MerchantID, DemoEmail, Admin, hash, now)
 		return err == nil, err
 	})
-	if store.IsUniqueViolation(err) {
-		return Demo{}, false, nil
+	if fe, ok := fault.As(err); ok && fe.Kind == fault.Conflict || store.IsUniqueViolation(err) {
+		return Demo{}, false, nil // another process made it first
 	}
 	if err != nil {
 		return Demo{}, false, fmt.Errorf("ensure demo merchant: %w", err)

@@ -149,19 +149,12 @@ const accountNumberLen = 12
 
 func openAccount(ctx context.Context, tx *store.Tx, merchantID string, kind AccountKind, currency string, approvals bool, now time.Time) (openedAccount, error) {
 	var acc openedAccount
-	number, err := store.InsertUnique(ctx, func() string { return store.RandomDigits(accountNumberLen) }, func(number string) (bool, error) {
-		rows, err := tx.QueryContext(ctx, `INSERT INTO accounts (merchant_id, kind, currency, account_number, approvals, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_number) DO NOTHING RETURNING id`,
-			merchantID, string(kind), currency, number, approvals, now.UnixMilli())
-		if err != nil {
-			return false, err
-		}
-		defer rows.Close()
-		if !rows.Next() {
-			return false, rows.Err()
-		}
-		return true, rows.Scan(&acc.id)
-	})
+	number, err := store.ClaimNew(ctx, tx, store.KeyAccountNumber, merchantID, func() string { return store.RandomDigits(accountNumberLen) })
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `INSERT INTO accounts (merchant_id, kind, currency, account_number, approvals, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+			merchantID, string(kind), currency, number, approvals, now.UnixMilli()).Scan(&acc.id)
+	}
 	if err != nil {
 		if store.IsUniqueViolation(err) {
 			return acc, fault.State("the merchant already has a %s %s account", currency, kind)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -76,18 +77,33 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email string, role
 		if exists == 0 {
 			return NewUser{}, fault.NotFoundf("no merchant %s", merchantID)
 		}
-		id, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
-			return store.OneRow(tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, id) DO NOTHING`, id, merchantID, email, string(role), hash, s.clock.Now().UnixMilli()))
-		})
-		if store.IsUniqueViolation(err) {
-			return NewUser{}, fault.State("a user with email %s already exists", email)
-		}
+		id, err := InsertUser(ctx, tx, merchantID, email, role, hash, s.clock.Now())
 		if err != nil {
-			return NewUser{}, fmt.Errorf("create user: %w", err)
+			return NewUser{}, err
 		}
 		return NewUser{UserID: id, Email: email, Role: role}, nil
 	})
+}
+
+// InsertUser adds a portal user to a merchant and returns the user's id.
+// passwordHash is empty for a user invited to set one. An email signs in to
+// one merchant only: one that any merchant's user has already is refused.
+func InsertUser(ctx context.Context, tx *store.Tx, merchantID, email string, role Role, passwordHash string, now time.Time) (string, error) {
+	free, err := store.ClaimKey(ctx, tx, store.KeyPortalEmail, email, merchantID)
+	if err != nil {
+		return "", err
+	}
+	if !free {
+		return "", fault.State("a user with email %s already exists", email)
+	}
+	id, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
+		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, id) DO NOTHING`, id, merchantID, email, string(role), passwordHash, now.UnixMilli()))
+	})
+	if err != nil {
+		return "", fmt.Errorf("add user: %w", err)
+	}
+	return id, nil
 }
 
 // argon2id parameters: OWASP's first recommended configuration (19 MiB, two

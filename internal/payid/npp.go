@@ -126,9 +126,11 @@ func (s *Service) SimulatePayment(ctx context.Context, tx *store.Tx, p merchant.
 func lookupPayID(ctx context.Context, q store.Querier, payid string) (registered, error) {
 	var r registered
 	var dereg *int64
-	// global lookup: PayID
-	err := q.QueryRowContext(ctx, `SELECT merchant_id, kind, ref_id, deregistered_at FROM payids WHERE payid = $1`, payid).
-		Scan(&r.merchantID, &r.kind, &r.ref, &dereg)
+	merchantID, err := store.KeyOwner(ctx, q, store.KeyPayID, payid)
+	if err == nil {
+		err = q.QueryRowContext(ctx, `SELECT merchant_id, kind, ref_id, deregistered_at FROM payids WHERE merchant_id = $1 AND payid = $2`, merchantID, payid).
+			Scan(&r.merchantID, &r.kind, &r.ref, &dereg)
+	}
 	if isNoRows(err) {
 		return registered{}, notFound("PayID " + payid + " is registered")
 	}

@@ -149,10 +149,12 @@ func newLocal() string {
 // claimPayID inserts a new PayID of kind for ref into the registry; make
 // proposes candidates until one is free.
 func claimPayID(ctx context.Context, tx *store.Tx, merchantID, kind string, ref int64, make func() string, now time.Time) (string, error) {
-	return store.InsertUnique(ctx, make, func(id string) (bool, error) {
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payids (payid, merchant_id, kind, ref_id, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payid) DO NOTHING`, id, merchantID, kind, ref, now.UnixMilli()))
-	})
+	id, err := store.ClaimNew(ctx, tx, store.KeyPayID, merchantID, make)
+	if err != nil {
+		return "", err
+	}
+	return id, tx.Send(ctx, `INSERT INTO payids (payid, merchant_id, kind, ref_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		id, merchantID, kind, ref, now.UnixMilli())
 }
 
 // deregister ends merchantID's one-time PayID: the payer's bank can no

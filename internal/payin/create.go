@@ -194,23 +194,21 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	params, _ := json.Marshal(nonNil(r.PayinMethodParams))
 	metadata, _ := json.Marshal(nonNilStrings(r.Metadata))
 	rw.params, rw.metadata = string(params), string(metadata)
-	uuid, err := store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
-		rw.uuid = id
-		payCode, err := s.initialPayCode(m, rw)
-		if err != nil {
-			return false, err
-		}
-		rw.payCode = payCode
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payins (uuid, merchant_id, account_id, method, currency, status, stage,
-			amount, gst, gst_amount, total, name, email, external_id, description, params, pay_code, metadata,
-			endpoint_url, authorization_header, expired_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)
-			ON CONFLICT (uuid) DO NOTHING`,
-			id, rw.merchantID, rw.accountID, rw.method, rw.currency, string(rw.status), rw.stage, rw.amount, rw.gst, rw.gstAmount,
-			rw.total, rw.name, rw.email, rw.externalID, rw.description, rw.params, rw.payCode, rw.metadata,
-			rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt))
-	})
+	uuid, err := store.ClaimNew(ctx, tx, store.KeyPayin, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
 	if err != nil {
+		return Payin{}, fmt.Errorf("create payin: %w", err)
+	}
+	rw.uuid = uuid
+	if rw.payCode, err = s.initialPayCode(m, rw); err != nil {
+		return Payin{}, err
+	}
+	if err := tx.Send(ctx, `INSERT INTO payins (uuid, merchant_id, account_id, method, currency, status, stage,
+		amount, gst, gst_amount, total, name, email, external_id, description, params, pay_code, metadata,
+		endpoint_url, authorization_header, expired_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)`,
+		uuid, rw.merchantID, rw.accountID, rw.method, rw.currency, string(rw.status), rw.stage, rw.amount, rw.gst, rw.gstAmount,
+		rw.total, rw.name, rw.email, rw.externalID, rw.description, rw.params, rw.payCode, rw.metadata,
+		rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt); err != nil {
 		return Payin{}, fmt.Errorf("create payin: %w", err)
 	}
 	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, UUID: uuid},

@@ -49,9 +49,8 @@ func (s *Service) PayHosted(ctx context.Context, uuid, token, outcome string) (P
 
 // getAny reads a payin by uuid alone (for token-authorised pages and jobs).
 func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, l lock) (row, error) {
-	var merchantID string
-	// global lookup: payin uuid
-	if err := q.QueryRowContext(ctx, `SELECT merchant_id FROM payins WHERE uuid = $1`, uuid).Scan(&merchantID); err != nil {
+	merchantID, err := store.KeyOwner(ctx, q, store.KeyPayin, uuid)
+	if err != nil {
 		if isNoRows(err) {
 			return row{}, notFound(uuid)
 		}

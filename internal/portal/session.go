@@ -125,9 +125,12 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		disabled   *int64
 		lastStep   int64
 	)
-	// global lookup: portal user email
-	err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, totp_last_step, disabled_at FROM users WHERE email = $1`, email).
-		Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &lastStep, &disabled)
+	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyPortalEmail, email)
+	if err == nil {
+		err = s.db.Read().QueryRowContext(ctx, `SELECT id, merchant_id, email, role, password_hash, totp_secret, totp_last_step, disabled_at
+			FROM users WHERE merchant_id = $1 AND email = $2`, merchantID, email).
+			Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash, &totp, &lastStep, &disabled)
+	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Session{}, 0, fmt.Errorf("sign in: %w", err)
 	}
@@ -191,11 +194,15 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		}
 		// Sessions of this user that have ended are dropped here, so the
 		// table keeps only live ones and the ones about to end.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND user_id = $2 AND (last_seen_at <= $3 OR created_at <= $4)`,
-			u.MerchantID, u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
+		if err := endSessions(ctx, tx, u.MerchantID, `user_id = $2 AND (last_seen_at <= $3 OR created_at <= $4)`,
+			u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
+		// The token's 256 random bits do not collide: its claim is sent, not asked.
+		if err := store.SendKey(ctx, tx, store.KeyPortalSession, hashToken(sess.Token), u.MerchantID); err != nil {
+			return err
+		}
+		if err := tx.Send(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
 			VALUES ($1, $2, $3, $4, $5, $5)`, hashToken(sess.Token), u.MerchantID, u.ID, sess.CSRF, at.UnixMilli()); err != nil {
 			return err
 		}
@@ -256,10 +263,13 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 		var created, seen int64
 		var totp string
 		var disabled *int64
-		// global lookup: portal session token hash
-		err := tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
-			FROM portal_sessions s JOIN users u ON u.merchant_id = s.merchant_id AND u.id = s.user_id WHERE s.token_hash = $1`, hashToken(token)).
-			Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &totp, &disabled, &sess.CSRF, &created, &seen)
+		merchantID, err := store.KeyOwner(ctx, tx, store.KeyPortalSession, hashToken(token))
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
+				FROM portal_sessions s JOIN users u ON u.merchant_id = s.merchant_id AND u.id = s.user_id WHERE s.merchant_id = $1 AND s.token_hash = $2`,
+				merchantID, hashToken(token)).
+				Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &totp, &disabled, &sess.CSRF, &created, &seen)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return Session{}, errExpired
 		}
@@ -271,8 +281,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 			return Session{}, err
 		}
 		if disabled != nil || now.Sub(clock.FromMillis(seen)) >= IdleTimeout || now.Sub(clock.FromMillis(created)) >= AbsoluteTimeout {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND token_hash = $2`,
-				sess.MerchantID, hashToken(token)); err != nil {
+			if err := endSessions(ctx, tx, sess.MerchantID, `token_hash = $2`, hashToken(token)); err != nil {
 				return Session{}, err
 			}
 			return Session{}, errExpired
@@ -289,10 +298,27 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 // Logout ends a session.
 func (s *Service) Logout(ctx context.Context, sess Session) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND token_hash = $2`,
-			sess.MerchantID, hashToken(sess.Token))
-		return err
+		return endSessions(ctx, tx, sess.MerchantID, `token_hash = $2`, hashToken(sess.Token))
 	})
+}
+
+// endSessions deletes the merchant's sessions that match cond (its
+// arguments from $2) and releases their tokens' global keys.
+func endSessions(ctx context.Context, tx *store.Tx, merchantID, cond string, args ...any) error {
+	var ended []string
+	err := tx.Query(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND `+cond+` RETURNING token_hash`, append([]any{merchantID}, args...),
+		func(r store.Row) error {
+			var hash string
+			err := r.Scan(&hash)
+			ended = append(ended, hash)
+			return err
+		})
+	for _, hash := range ended {
+		if err == nil {
+			err = store.ReleaseKey(ctx, tx, store.KeyPortalSession, hash, merchantID)
+		}
+	}
+	return err
 }
 
 // CSRFMatches compares a form's token with the session's in constant time.

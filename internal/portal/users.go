@@ -86,16 +86,15 @@ func (s *Service) Invite(ctx context.Context, by Session, email string, role mer
 		if err != nil {
 			return err
 		}
-		id := store.RandomID(store.UUIDLen)
-		_, err = tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, role, password_hash, created_at) VALUES ($1, $2, $3, $4, '', $5)`,
-			id, by.MerchantID, email, string(role), now.UnixMilli())
-		if store.IsUniqueViolation(err) {
-			return fault.State("a user with email %s already exists", email)
-		}
+		id, err := merchant.InsertUser(ctx, tx, by.MerchantID, email, role, "", now)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO portal_invites (token_hash, merchant_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
+		// The token's random bits do not collide: its claim is sent, not asked.
+		if err := store.SendKey(ctx, tx, store.KeyPortalInvite, hashToken(token), by.MerchantID); err != nil {
+			return err
+		}
+		if err := tx.Send(ctx, `INSERT INTO portal_invites (token_hash, merchant_id, user_id, expires_at) VALUES ($1, $2, $3, $4)`,
 			hashToken(token), by.MerchantID, id, now.Add(inviteLife).UnixMilli()); err != nil {
 			return err
 		}
@@ -114,12 +113,14 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password, client stri
 		return "", err
 	}
 	return store.Do(ctx, s.db, func(tx *store.Tx) (string, error) {
-		var merchantID, userID, email string
+		var userID, email string
 		var expires int64
-		// global lookup: portal invite token hash
-		err := tx.QueryRowContext(ctx, `SELECT i.merchant_id, i.user_id, i.expires_at, u.email FROM portal_invites i
-			JOIN users u ON u.merchant_id = i.merchant_id AND u.id = i.user_id
-			WHERE i.token_hash = $1 AND i.used_at IS NULL`, hashToken(token)).Scan(&merchantID, &userID, &expires, &email)
+		merchantID, err := store.KeyOwner(ctx, tx, store.KeyPortalInvite, hashToken(token))
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT i.user_id, i.expires_at, u.email FROM portal_invites i
+				JOIN users u ON u.merchant_id = i.merchant_id AND u.id = i.user_id
+				WHERE i.merchant_id = $1 AND i.token_hash = $2 AND i.used_at IS NULL`, merchantID, hashToken(token)).Scan(&userID, &expires, &email)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", fault.NotFoundf("this link is unknown or was used")
 		}
@@ -194,7 +195,7 @@ func (s *Service) changeUser(ctx context.Context, by Session, userID, client, ac
 			return err
 		}
 		if action == "user_disabled" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM portal_sessions WHERE merchant_id = $1 AND user_id = $2`, by.MerchantID, userID); err != nil {
+			if err := endSessions(ctx, tx, by.MerchantID, `user_id = $2`, userID); err != nil {
 				return err
 			}
 		}

@@ -58,6 +58,34 @@ func Migrations(d Dialect) ([]Migration, error) {
 // Migrate applies every embedded migration not yet applied, each in its own
 // transaction. It is safe to call from several processes at once.
 func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
+	// On PostgreSQL an advisory lock makes the other processes wait. SQLite
+	// has none: a process that waited out the busy timeout behind another
+	// one's migration (rebuilding every table can take longer, 0021 does)
+	// tries again, and finds done what the other one did.
+	deadline := time.Now().Add(migrateWait)
+	for {
+		more, err := db.migrate(ctx)
+		applied = append(applied, more...)
+		if err == nil || db.dialect != SQLite || !isBusy(err) || time.Now().After(deadline) {
+			return applied, err
+		}
+		select {
+		case <-ctx.Done():
+			return applied, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// migrateWait bounds how long Migrate waits for another process's migration.
+const migrateWait = 5 * time.Minute
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+}
+
+func (db *DB) migrate(ctx context.Context) (applied []string, err error) {
 	all, err := Migrations(db.dialect)
 	if err != nil {
 		return nil, err
@@ -91,11 +119,17 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 		done[v] = true
 	}
 	rows.Close()
+	citus := false
+	if db.dialect == Postgres {
+		if citus, err = isCitus(ctx, conn); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
 	for _, m := range all {
 		if done[m.Version] {
 			continue
 		}
-		ok, err := applyMigration(ctx, conn, m)
+		ok, err := applyMigration(ctx, conn, m, citus)
 		if err != nil {
 			return applied, err
 		}
@@ -103,15 +137,26 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 			applied = append(applied, m.Name)
 		}
 	}
+	if citus {
+		return applied, distribute(ctx, conn)
+	}
 	return applied, nil
 }
 
 // applyMigration applies m and reports whether it did: false when another
 // process applied it first.
-func applyMigration(ctx context.Context, conn *sql.Conn, m Migration) (bool, error) {
+func applyMigration(ctx context.Context, conn *sql.Conn, m Migration, citus bool) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if citus {
+		// A change to a distributed table that another one points at must
+		// run over one connection per node.
+		if _, err := tx.ExecContext(ctx, `SET LOCAL citus.multi_shard_modify_mode TO sequential`); err != nil {
+			tx.Rollback()
+			return false, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
 	}
 	// Another process may have applied it between our read and our lock.
 	var n int

@@ -40,6 +40,7 @@ type DB struct {
 	reader  *Reader
 	lanes   lanes
 	stmts   stmtCache
+	citus   bool // a Citus coordinator (store/citus.go)
 }
 
 // Options tunes Open. The zero value is what payd serve uses.
@@ -76,6 +77,12 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if err := db.write.PingContext(pingCtx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
+	}
+	if db.dialect == Postgres {
+		if db.citus, err = isCitus(pingCtx, db.write); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
+		}
 	}
 	return db, nil
 }
@@ -179,6 +186,10 @@ func redact(dsn string) string {
 
 // Dialect reports which database this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Citus reports whether db is the coordinator of a Citus cluster: PostgreSQL
+// whose merchant-owned tables are distributed by merchant (store/citus.go).
+func (db *DB) Citus() bool { return db.citus }
 
 // Read returns the handle for reads outside a transaction.
 func (db *DB) Read() *Reader { return db.reader }

@@ -1,5 +1,6 @@
 // Package storetest opens throwaway databases for tests: a SQLite file always,
-// and a fresh PostgreSQL schema whenever PAYD_TEST_POSTGRES_DSN is set.
+// a fresh PostgreSQL schema whenever PAYD_TEST_POSTGRES_DSN is set, and a
+// fresh schema on a Citus coordinator whenever PAYD_TEST_CITUS_DSN is set.
 package storetest
 
 import (
@@ -16,6 +17,10 @@ import (
 // DSNEnv names the variable that points the tests at a PostgreSQL server.
 const DSNEnv = "PAYD_TEST_POSTGRES_DSN"
 
+// CitusDSNEnv names the variable that points the tests at the coordinator of
+// a Citus cluster (.ci/citus-up starts one on local ports).
+const CitusDSNEnv = "PAYD_TEST_CITUS_DSN"
+
 // Target is one database a test runs against.
 type Target struct {
 	Name string
@@ -23,14 +28,22 @@ type Target struct {
 	DSN func(t testing.TB) string
 }
 
-// Targets returns SQLite, plus PostgreSQL when PAYD_TEST_POSTGRES_DSN is set.
+// Targets returns SQLite, plus PostgreSQL when PAYD_TEST_POSTGRES_DSN is
+// set, plus Citus when PAYD_TEST_CITUS_DSN is.
 func Targets() []Target {
 	out := []Target{{Name: "sqlite", DSN: SQLiteDSN}}
 	if os.Getenv(DSNEnv) != "" {
 		out = append(out, Target{Name: "postgres", DSN: PostgresDSN})
 	}
+	if os.Getenv(CitusDSNEnv) != "" {
+		out = append(out, Target{Name: "citus", DSN: CitusDSN})
+	}
 	return out
 }
+
+// PostgresTargets is Targets without SQLite: the servers that several payd
+// processes can share.
+func PostgresTargets() []Target { return Targets()[1:] }
 
 // Each runs fn once per target as a subtest, with a freshly migrated database.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
@@ -74,9 +87,24 @@ func SQLiteDSN(t testing.TB) string {
 // search_path at it, and drops it when the test ends.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(DSNEnv)
+	return schemaDSN(t, DSNEnv, nil)
+}
+
+// CitusDSN is PostgresDSN on the Citus coordinator. Its tables are split
+// into 4 shards each (Citus makes 32 by default), which is enough to spread
+// merchants over both workers and keeps a test's migration short.
+func CitusDSN(t testing.TB) string {
+	t.Helper()
+	return schemaDSN(t, CitusDSNEnv, map[string]string{"options": "-c citus.shard_count=4"})
+}
+
+// schemaDSN creates an empty schema on the server env points at, and
+// returns a DSN whose search_path is that schema, with extra parameters.
+func schemaDSN(t testing.TB, env string, extra map[string]string) string {
+	t.Helper()
+	base := os.Getenv(env)
 	if base == "" {
-		t.Skip(DSNEnv + " not set")
+		t.Skip(env + " not set")
 	}
 	schema := "t_" + strings.ToLower(store.RandomID(12))
 	admin, err := sql.Open("pgx", base)
@@ -97,11 +125,15 @@ func PostgresDSN(t testing.TB) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse %s: %v", DSNEnv, err)
+		t.Fatalf("parse %s: %v", env, err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	for k, v := range extra {
+		q.Set(k, v)
+	}
+	// A space as %20: pgx reads a "+" in the query as itself.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
 	return u.String()
 }
 

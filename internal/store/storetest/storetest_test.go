@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"payd/internal/store"
@@ -15,11 +16,14 @@ func TestTargets(t *testing.T) {
 	if os.Getenv(storetest.DSNEnv) != "" {
 		want = append(want, "postgres")
 	}
+	if os.Getenv(storetest.CitusDSNEnv) != "" {
+		want = append(want, "citus")
+	}
 	var got []string
 	for _, target := range storetest.Targets() {
 		got = append(got, target.Name)
 	}
-	if len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
+	if !slices.Equal(got, want) {
 		t.Errorf("Targets() = %v, want %v", got, want)
 	}
 }

@@ -17,7 +17,7 @@ CREATE TABLE accounts__new (
     merchant_id      TEXT NOT NULL REFERENCES merchants(id),
     kind             TEXT NOT NULL,
     currency         TEXT NOT NULL,
-    account_number   TEXT NOT NULL UNIQUE,
+    account_number   TEXT NOT NULL,
     account_type     TEXT NOT NULL DEFAULT 'aggregated',
     status           TEXT NOT NULL DEFAULT 'active',
     methods          TEXT,
@@ -34,7 +34,7 @@ CREATE TABLE accounts__new (
 INSERT INTO accounts__new (id, merchant_id, kind, currency, account_number, account_type, status, methods, approvals, reserve_bps, reserve_days, min_balance, created_at, approval_hold_ms, public_id) SELECT id, merchant_id, kind, currency, account_number, account_type, status, methods, approvals, reserve_bps, reserve_days, min_balance, created_at, approval_hold_ms, public_id FROM accounts;
 
 CREATE TABLE apps__new (
-    app_id      TEXT NOT NULL UNIQUE,
+    app_id      TEXT NOT NULL,
     merchant_id TEXT NOT NULL REFERENCES merchants(id),
     account_id  BIGINT NOT NULL,
     secret_hash TEXT NOT NULL,
@@ -46,7 +46,7 @@ CREATE TABLE apps__new (
 INSERT INTO apps__new (app_id, merchant_id, account_id, secret_hash, created_at, revoked_at) SELECT app_id, merchant_id, account_id, secret_hash, created_at, revoked_at FROM apps;
 
 CREATE TABLE access_tokens__new (
-    token_hash  TEXT NOT NULL UNIQUE,
+    token_hash  TEXT NOT NULL,
     app_id      TEXT NOT NULL,
     expires_at  BIGINT NOT NULL,
     created_at  BIGINT NOT NULL,
@@ -59,7 +59,7 @@ INSERT INTO access_tokens__new (token_hash, app_id, expires_at, created_at, merc
 CREATE TABLE users__new (
     id             TEXT NOT NULL,
     merchant_id    TEXT NOT NULL REFERENCES merchants(id),
-    email          TEXT NOT NULL UNIQUE,
+    email          TEXT NOT NULL,
     role           TEXT NOT NULL,
     password_hash  TEXT NOT NULL,
     created_at     BIGINT NOT NULL,
@@ -186,7 +186,7 @@ CREATE TABLE webhook_attempts__new (
 INSERT INTO webhook_attempts__new (id, event_id, attempt, started_at, status_code, latency_ms, error, merchant_id) SELECT id, event_id, attempt, started_at, status_code, latency_ms, error, merchant_id FROM webhook_attempts;
 
 CREATE TABLE payins__new (
-    uuid                 TEXT NOT NULL UNIQUE,
+    uuid                 TEXT NOT NULL,
     merchant_id          TEXT NOT NULL REFERENCES merchants(id),
     account_id           BIGINT NOT NULL,
     method               TEXT NOT NULL,
@@ -302,7 +302,7 @@ CREATE TABLE kyc_documents__new (
 INSERT INTO kyc_documents__new (id, submission_id, merchant_id, part, content_type, size_bytes, sha256, content, created_at) SELECT id, submission_id, merchant_id, part, content_type, size_bytes, sha256, content, created_at FROM kyc_documents;
 
 CREATE TABLE verification_tokens__new (
-    token_hash  TEXT NOT NULL UNIQUE,
+    token_hash  TEXT NOT NULL,
     merchant_id TEXT NOT NULL REFERENCES merchants(id),
     contact_id  BIGINT NOT NULL,
     expires_at  BIGINT NOT NULL,
@@ -425,7 +425,7 @@ CREATE TABLE rail_submissions__new (
 INSERT INTO rail_submissions__new (key, merchant_id, rail, method, currency, amount, params, attempts, created_at) SELECT key, merchant_id, rail, method, currency, amount, params, attempts, created_at FROM rail_submissions;
 
 CREATE TABLE payids__new (
-    payid           TEXT NOT NULL UNIQUE,
+    payid           TEXT NOT NULL,
     merchant_id     TEXT NOT NULL REFERENCES merchants(id),
     kind            TEXT NOT NULL,
     ref_id          BIGINT NOT NULL,
@@ -506,7 +506,7 @@ CREATE TABLE static_payid_payments__new (
 INSERT INTO static_payid_payments__new (id, merchant_id, static_id, amount, fee, payer_name, balance_id, received_at) SELECT id, merchant_id, static_id, amount, fee, payer_name, balance_id, received_at FROM static_payid_payments;
 
 CREATE TABLE portal_sessions__new (
-    token_hash   TEXT NOT NULL UNIQUE,
+    token_hash   TEXT NOT NULL,
     merchant_id  TEXT NOT NULL REFERENCES merchants(id),
     user_id      TEXT NOT NULL,
     csrf_token   TEXT NOT NULL,
@@ -518,7 +518,7 @@ CREATE TABLE portal_sessions__new (
 INSERT INTO portal_sessions__new (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at) SELECT token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at FROM portal_sessions;
 
 CREATE TABLE portal_invites__new (
-    token_hash  TEXT NOT NULL UNIQUE,
+    token_hash  TEXT NOT NULL,
     merchant_id TEXT NOT NULL REFERENCES merchants(id),
     user_id     TEXT NOT NULL,
     expires_at  BIGINT NOT NULL,
@@ -682,7 +682,7 @@ CREATE TABLE reports__new (
 INSERT INTO reports__new (merchant_id, id, account_id, currency, frequency, period_start, period_end, file_name, content_type, content, sha256, settlement_count, settled_amount, settled_fee, closing_balance, created_at) SELECT merchant_id, id, account_id, currency, frequency, period_start, period_end, file_name, content_type, content, sha256, settlement_count, settled_amount, settled_fee, closing_balance, created_at FROM reports;
 
 CREATE TABLE payin_links__new (
-    uuid                 TEXT NOT NULL UNIQUE,
+    uuid                 TEXT NOT NULL,
     merchant_id          TEXT NOT NULL REFERENCES merchants(id),
     account_id           BIGINT NOT NULL,
     method               TEXT NOT NULL,

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+)
+
+// Citus (issue 19). On a PostgreSQL database with the citus extension,
+// Migrate distributes the schema after applying the migrations:
+//
+//   - merchants becomes a reference table (a copy on every node), which every
+//     merchant's rows point at;
+//   - every table with a merchant_id column is distributed by it, colocated
+//     with accounts, so that one merchant's rows of every table live in one
+//     shard group and a transaction of one merchant is routed to one node;
+//   - global_keys is distributed by its key (store/keys.go), so a lookup of a
+//     key is routed to the key's shard;
+//   - the rest stays on the coordinator: the job queue (a Citus local table,
+//     since it points at merchants), secrets, the throttles' counters and
+//     schema_migrations.
+//
+// It runs again after every migrate and does only what is not done, so a
+// table a later migration adds is distributed then. On plain PostgreSQL and
+// SQLite nothing happens.
+
+// citusAnchor is the table every merchant-owned table is colocated with.
+const citusAnchor = "accounts"
+
+// isCitus reports whether the database has the citus extension.
+func isCitus(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM pg_extension WHERE extname = 'citus'`).Scan(&n)
+	return n > 0, err
+}
+
+// distribute distributes what is not yet distributed, in one transaction.
+func distribute(ctx context.Context, conn *sql.Conn) (err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("distribute on citus: %w", err)
+		}
+	}()
+	// A foreign key to a reference table makes Citus run the whole
+	// transaction over one connection per node; the guard triggers of the
+	// append-only tables (audit_log, reports) only refuse changes, which is
+	// safe on shards.
+	for _, set := range []string{`SET LOCAL citus.multi_shard_modify_mode TO sequential`, `SET LOCAL citus.enable_unsafe_triggers TO on`} {
+		if _, err := tx.ExecContext(ctx, set); err != nil {
+			return err
+		}
+	}
+	// placed are the tables of the current schema already distributed or
+	// made reference tables (not those Citus only keeps on the coordinator).
+	placed := map[string]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+		WHERE c.relnamespace = current_schema()::regnamespace AND (p.partmethod <> 'n' OR p.repmodel = 't')`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		placed[name] = true
+	}
+	rows.Close()
+
+	// Foreign keys to merchants are set aside while it becomes a reference
+	// table and the tables that point at it are distributed (Citus cannot
+	// distribute a table pointing at a local one), then made again.
+	type fk struct{ table, name, def string }
+	var toMerchants []fk
+	if !placed["merchants"] {
+		rows, err := tx.QueryContext(ctx, `SELECT c.relname, k.conname, pg_get_constraintdef(k.oid) FROM pg_constraint k
+			JOIN pg_class c ON c.oid = k.conrelid
+			WHERE k.contype = 'f' AND k.confrelid = to_regclass('merchants') ORDER BY 1, 2`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var f fk
+			if err := rows.Scan(&f.table, &f.name, &f.def); err != nil {
+				rows.Close()
+				return err
+			}
+			toMerchants = append(toMerchants, f)
+		}
+		rows.Close()
+		for _, f := range toMerchants {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %q DROP CONSTRAINT %q`, f.table, f.name)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT create_reference_table('merchants')`); err != nil {
+			return err
+		}
+	}
+
+	owned, err := merchantTables(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, t := range owned {
+		if placed[t] {
+			continue
+		}
+		colocate := citusAnchor
+		if t == citusAnchor {
+			colocate = "none"
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT create_distributed_table($1, 'merchant_id', colocate_with => $2)`, t, colocate); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	if !placed["global_keys"] {
+		if _, err := tx.ExecContext(ctx, `SELECT create_distributed_table('global_keys', 'key', colocate_with => 'none')`); err != nil {
+			return fmt.Errorf("global_keys: %w", err)
+		}
+	}
+	for _, f := range toMerchants {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %q ADD CONSTRAINT %q %s`, f.table, f.name, f.def)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// merchantTables lists the tables of the current schema that have a
+// merchant_id column (global_keys aside), parents before the tables whose
+// foreign keys point at them, as Citus distributes them.
+func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT table_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND column_name = 'merchant_id' AND table_name <> 'global_keys' ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	rows.Close()
+	parents := map[string][]string{}
+	rows, err = tx.QueryContext(ctx, `SELECT c.relname, p.relname FROM pg_constraint k
+		JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
+		WHERE k.contype = 'f' AND c.relnamespace = current_schema()::regnamespace AND k.conrelid <> k.confrelid`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var child, parent string
+		if err := rows.Scan(&child, &parent); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		parents[child] = append(parents[child], parent)
+	}
+	rows.Close()
+	var out []string
+	seen := map[string]bool{}
+	var visit func(t string)
+	visit = func(t string) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		for _, p := range parents[t] {
+			if slices.Contains(tables, p) {
+				visit(p)
+			}
+		}
+		out = append(out, t)
+	}
+	visit(citusAnchor)
+	for _, t := range tables {
+		visit(t)
+	}
+	return out, nil
+}
