@@ -36,7 +36,7 @@ var countedTables = []string{
 	"payins", "payin_refunds", "payouts", "payout_transactions", "rail_submissions",
 	"webhook_events", "webhook_attempts",
 	"contacts", "customers", "kyc_submissions", "kyc_documents", "verification_messages", "verification_tokens",
-	"jobs", "idempotency_keys",
+	"jobs", "idempotency_keys", "global_keys",
 	"payids", "payment_requests", "static_payids", "static_payid_payments",
 	"portal_sessions", "portal_login_failures", "portal_invites", "audit_log",
 	"settlement_configs", "settlements", "gateway_payments", "treasury_submissions", "transfers", "payin_links",

@@ -213,7 +213,7 @@ func TestKYCApprovedWithWebhooks(t *testing.T) {
 		}
 
 		rows, err := p.srv.DB.Read().Query(`SELECT d.part, d.content_type, d.size_bytes, d.sha256, d.content FROM kyc_documents d
-			JOIN kyc_submissions s ON s.id = d.submission_id WHERE s.merchant_id = $1 ORDER BY d.part`, m.MerchantID)
+			JOIN kyc_submissions s ON s.merchant_id = d.merchant_id AND s.id = d.submission_id WHERE s.merchant_id = $1 ORDER BY d.part`, m.MerchantID)
 		if err != nil {
 			t.Fatal(err)
 		}

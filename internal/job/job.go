@@ -456,14 +456,17 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clock
 		if !slices.ContainsFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }) {
 			return jobs, tx.Send(ctx, `RELEASE SAVEPOINT job_claim`)
 		}
-		if attempt == maxClaimAttempts {
-			return slices.DeleteFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }), tx.Send(ctx, `RELEASE SAVEPOINT job_claim`)
-		}
 		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_claim`); err != nil {
 			return nil, err
 		}
 		if err := tx.Send(ctx, `RELEASE SAVEPOINT job_claim`); err != nil {
 			return nil, err
+		}
+		if attempt == maxClaimAttempts {
+			// Jobs keep arriving for their lanes as fast as this claims:
+			// it claims nothing this time rather than keep a held job
+			// locked, which its lane run would then skip.
+			return nil, nil
 		}
 	}
 }

@@ -141,7 +141,7 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 	}
 	args := []any{accounts, names, amounts, mayGoNeg, e.Currency, -MaxBalance, MaxBalance, e.MerchantID, slots}
 	if tx.DB().Citus() {
-		return postCitus(ctx, tx, e, record, args)
+		return postCitus(ctx, tx, e, len(legs), record, args)
 	}
 	args = append(args, record, e.Kind, e.At.UnixMilli())
 	var entryID sql.NullInt64
@@ -167,13 +167,13 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 // then the journal entry is inserted (its id read back) and its postings
 // sent with the transaction's next statement, each statement routed to the
 // merchant's shard.
-func postCitus(ctx context.Context, tx *store.Tx, e Entry, record any, args []any) (int64, []legState, error) {
+func postCitus(ctx context.Context, tx *store.Tx, e Entry, legs int, record any, args []any) (int64, []legState, error) {
 	var (
 		moved                sql.NullBool
 		buckets, amts, after []int64
 		overdraft            []bool
 	)
-	states := make([]legState, 0, len(args))
+	states := make([]legState, 0, legs)
 	err := tx.Query(ctx, postCitusStatement, args, func(row store.Row) error {
 		var s legState
 		if err := row.Scan(&moved, &s.found, &s.balance, &s.allowNegative, &buckets, &amts, &after, &overdraft); err != nil {

@@ -144,7 +144,7 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 		return Principal{}, ErrUnauthenticated
 	}
 	var stored string
-	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyApp, appID)
+	merchantID, err := s.appOwner(ctx, appID)
 	var p Principal
 	if err == nil {
 		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
@@ -163,6 +163,28 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 		return Principal{}, ErrUnauthenticated
 	}
 	return p, nil
+}
+
+// appOwner returns the merchant of appID, from Service.appOwners when it
+// can.
+func (s *Service) appOwner(ctx context.Context, appID string) (string, error) {
+	s.appOwnersMu.Lock()
+	merchantID, ok := s.appOwners[appID]
+	s.appOwnersMu.Unlock()
+	if ok {
+		return merchantID, nil
+	}
+	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyApp, appID)
+	if err != nil {
+		return "", err
+	}
+	s.appOwnersMu.Lock()
+	if len(s.appOwners) >= maxAppOwners {
+		clear(s.appOwners)
+	}
+	s.appOwners[appID] = merchantID
+	s.appOwnersMu.Unlock()
+	return merchantID, nil
 }
 
 // TokenLifetime is how long an access token is accepted (spec: 3600 seconds).

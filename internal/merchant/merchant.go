@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"payd/internal/clock"
@@ -42,11 +43,20 @@ const (
 type Service struct {
 	db    *store.DB
 	clock clock.Clock
+	// appOwners caches the merchant of each app-id Authenticate has found
+	// (global_keys, store/keys.go), so that an API request reads its app
+	// alone: an app never changes merchant and its id is never claimed
+	// again. It is emptied when it reaches maxAppOwners.
+	appOwnersMu sync.Mutex
+	appOwners   map[string]string
 }
+
+// maxAppOwners bounds Service.appOwners.
+const maxAppOwners = 10_000
 
 // NewService returns a Service on db reading time from clk.
 func NewService(db *store.DB, clk clock.Clock) *Service {
-	return &Service{db: db, clock: clk}
+	return &Service{db: db, clock: clk, appOwners: map[string]string{}}
 }
 
 // CreateParams describes a new merchant.

@@ -257,8 +257,12 @@ func TestReceiptRoundTrips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if trips > 5 {
-			t.Errorf("a receipt took %d round trips before its commit, want at most 5", trips)
+		bound := 5
+		if e.DB.Citus() {
+			bound++ // the post's entry is read back there (ledger.postCitus)
+		}
+		if trips > bound {
+			t.Errorf("a receipt took %d round trips before its commit, want at most %d", trips, bound)
 		}
 	})
 }

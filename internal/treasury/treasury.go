@@ -213,11 +213,18 @@ func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal
 }
 
 func (s *Service) addSubmission(ctx context.Context, tx *store.Tx, acc merchant.Account, d BusinessDetails, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO treasury_submissions (id, merchant_id, account_id, seq, status, business_name, business_number,
-		address, country, contact_name, contact_email, submitted_at)
-		VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM treasury_submissions WHERE merchant_id = $2 AND account_id = $3), $4, $5, $6, $7, $8, $9, $10, $11)`,
-		store.RandomID(store.UUIDLen), acc.MerchantID, acc.ID, string(InReview), strings.TrimSpace(d.BusinessName), strings.TrimSpace(d.BusinessNumber),
-		strings.TrimSpace(d.Address), d.Country, strings.TrimSpace(d.ContactName), d.ContactEmail, now.UnixMilli())
+	// The number is read first, not in the insert: Citus takes no subquery
+	// in an INSERT.
+	var seq int
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM treasury_submissions WHERE merchant_id = $1 AND account_id = $2`,
+		acc.MerchantID, acc.ID).Scan(&seq)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `INSERT INTO treasury_submissions (id, merchant_id, account_id, seq, status, business_name, business_number,
+			address, country, contact_name, contact_email, submitted_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			store.RandomID(store.UUIDLen), acc.MerchantID, acc.ID, seq, string(InReview), strings.TrimSpace(d.BusinessName), strings.TrimSpace(d.BusinessNumber),
+			strings.TrimSpace(d.Address), d.Country, strings.TrimSpace(d.ContactName), d.ContactEmail, now.UnixMilli())
+	}
 	if err != nil {
 		return fmt.Errorf("store submission: %w", err)
 	}

@@ -330,7 +330,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
 			FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
 			WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)`+exclude+inRecordOrder("e")+`
-			ORDER BY e.next_attempt_at LIMIT $2`+d.db.SkipLocked("e"), args...)
+			ORDER BY e.next_attempt_at LIMIT $2`+d.skipLocked("e"), args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
@@ -355,17 +355,47 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		if len(out) == 0 {
 			return nil, nil
 		}
-		lease := []any{now + d.Lease.Milliseconds()}
+		lease := []any{now + d.Lease.Milliseconds(), now}
 		marks := make([]string, len(out))
 		for i, c := range out {
 			lease = append(lease, c.id)
-			marks[i] = "$" + strconv.Itoa(i+2)
+			marks[i] = "$" + strconv.Itoa(i+3)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`, lease...); err != nil {
+		leased := map[string]bool{}
+		err = tx.Query(ctx, `UPDATE webhook_events SET locked_until = $1
+			WHERE id IN (`+strings.Join(marks, ", ")+`) AND status = 'pending' AND (locked_until IS NULL OR locked_until < $2)
+			RETURNING id`, lease, func(row store.Row) error {
+			var id string
+			err := row.Scan(&id)
+			leased[id] = true
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
-		return out, nil
+		return slices.DeleteFunc(out, func(c claimed) bool { return !leased[c.id] }), nil
 	})
+}
+
+// stillFree is the lease's condition on Citus (see skipLocked); on
+// PostgreSQL the claim's locks already keep the events free.
+func (d *Dispatcher) stillFree() string {
+	if d.db.Citus() {
+		return ` AND status = 'pending' AND (locked_until IS NULL OR locked_until < $3)`
+	}
+	return ""
+}
+
+// skipLocked is the claims' row-locking suffix. Citus cannot lock the rows
+// of a query that spans shards, so there a claim reads without locking,
+// and its lease, an update on the condition that the event is still free,
+// is what one dispatcher alone wins (the others' updates, which wait for
+// its commit, then find the event leased and skip it).
+func (d *Dispatcher) skipLocked(alias string) string {
+	if d.db.Citus() {
+		return ""
+	}
+	return d.db.SkipLocked(alias)
 }
 
 // claimFor reserves up to n due events of one endpoint for Lease, in one
@@ -407,7 +437,7 @@ func (d *Dispatcher) claimForQuery() string {
 		WHERE id IN (SELECT w.id FROM webhook_events w
 			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)` +
 		inRecordOrder("w") + `
-			ORDER BY w.next_attempt_at LIMIT $4` + d.db.SkipLocked("w") + `)
+			ORDER BY w.next_attempt_at LIMIT $4` + d.skipLocked("w") + `)` + d.stillFree() + `
 		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
 			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`
 }
@@ -431,7 +461,7 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- rec
 	if ctx.Err() != nil {
 		// Shutting down: the attempt did not finish; release the event untouched.
 		_ = d.db.Exec(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = NULL WHERE id = $1`, ev.id)
+			_, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = NULL WHERE merchant_id = $1 AND id = $2`, ev.merchantID, ev.id)
 			return err
 		})
 		return
@@ -588,9 +618,8 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 			args := make([]any, 0, 6*len(chunk))
 			for i, a := range chunk {
 				n := len(args)
-				values[i] = fmt.Sprintf("($%d, $%d, (SELECT count(*) + 1 FROM webhook_attempts WHERE merchant_id = $%d AND event_id = $%d), $%d, $%d, $%d, $%d)",
-					n+1, n+2, n+2, n+1, n+3, n+4, n+5, n+6)
-				args = append(args, a.eventID, a.merchantID, a.started, a.code, a.latencyMS, a.errText)
+				values[i] = fmt.Sprintf("($%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+				args = append(args, a.eventID, a.merchantID, a.attempt, a.started, a.code, a.latencyMS, a.errText)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (event_id, merchant_id, attempt, started_at, status_code, latency_ms, error)
 				VALUES `+strings.Join(values, ", "), args...); err != nil {
@@ -613,8 +642,8 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
-				locked_until = NULL, last_error = $3, updated_at = $4 WHERE id = $5`,
-				string(a.status), a.next, a.errText, now.UnixMilli(), a.eventID); err != nil {
+				locked_until = NULL, last_error = $3, updated_at = $4 WHERE merchant_id = $5 AND id = $6`,
+				string(a.status), a.next, a.errText, now.UnixMilli(), a.merchantID, a.eventID); err != nil {
 				return err
 			}
 		}
@@ -626,6 +655,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 // attemptRow is what recording one attempt writes.
 type attemptRow struct {
 	eventID, merchantID string
+	attempt             int // the event's attempts before it, and 1
 	started, latencyMS  int64
 	code, errText       any
 	status              Status
@@ -637,7 +667,7 @@ type attemptRow struct {
 func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	ev, o := r.ev, r.o
 	result := "retry"
-	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
+	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, attempt: ev.attempts + 1, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
 	lastErr := o.err
 	switch {
 	case o.delivered():

@@ -552,6 +552,9 @@ func TestTwoDispatchersShareTheOutbox(t *testing.T) {
 func TestDispatcherQueriesUseIndexes(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Citus() {
+			t.Skip("on Citus each shard plans the query alone (the postgres run checks that plan), and EXPLAIN shows one shard, maybe an empty one")
+		}
 		d := newDispatcher(db, Policy{AllowPrivate: true})
 		// A backlog of one endpoint, each event its own record, then fresh
 		// statistics: on an empty table every plan costs the same, and the
