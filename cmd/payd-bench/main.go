@@ -29,6 +29,7 @@ type settings struct {
 	clients  int
 	duration time.Duration
 	pgDSN    string
+	citusDSN string // a Citus coordinator; empty leaves Citus out
 	out      string
 	quick    bool
 	// profileDir, when set, receives a CPU profile of payd per scenario.
@@ -38,20 +39,28 @@ type settings struct {
 }
 
 // scenarioGroups are the names --only takes, in the order they run.
-var scenarioGroups = []string{"create", "receipt", "webhooks", "payouts", "noisy", "reads", "references"}
+var scenarioGroups = []string{"create", "receipt", "webhooks", "payouts", "noisy", "reads", "spread", "references"}
 
-// runs reports whether the scenario group name is to run.
-func (s settings) runs(name string) bool { return len(s.only) == 0 || s.only[name] }
+// runs reports whether the scenario group name is to run on db. Without
+// --only, Citus runs the spread group alone: its row is there to show what
+// distributing by merchant costs beside PostgreSQL.
+func (s settings) runs(db, name string) bool {
+	if len(s.only) == 0 && db == "citus" {
+		return name == "spread"
+	}
+	return len(s.only) == 0 || s.only[name]
+}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == noisyChild {
 		os.Exit(runNoisyChild())
 	}
 	var s settings
-	db := flag.String("db", "both", "sqlite, postgres or both")
+	db := flag.String("db", "both", "comma-separated databases: sqlite, postgres, citus; both is sqlite,postgres (and citus when --citus is set)")
 	flag.IntVar(&s.clients, "clients", 8, "concurrent clients")
 	flag.DurationVar(&s.duration, "duration", 15*time.Second, "time per scenario")
 	flag.StringVar(&s.pgDSN, "pg", envOr("PAYD_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server to use")
+	flag.StringVar(&s.citusDSN, "citus", os.Getenv("PAYD_TEST_CITUS_DSN"), "Citus coordinator to use (.ci/citus-up starts one); empty leaves Citus out")
 	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
 	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
 	flag.StringVar(&s.profileDir, "profile", "", "write a CPU profile of payd for each scenario into this directory (go tool pprof)")
@@ -77,6 +86,13 @@ func main() {
 	s.dbs = strings.Split(*db, ",")
 	if *db == "both" {
 		s.dbs = []string{"sqlite", "postgres"}
+		if s.citusDSN != "" {
+			s.dbs = append(s.dbs, "citus")
+		}
+	}
+	if slices.Contains(s.dbs, "citus") && s.citusDSN == "" {
+		fmt.Fprintln(os.Stderr, "payd-bench: --db citus needs --citus (or PAYD_TEST_CITUS_DSN)")
+		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

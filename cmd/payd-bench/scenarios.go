@@ -47,8 +47,12 @@ func freshDSN(s settings, db string) (string, func(), error) {
 		}
 		return "sqlite:" + dir + "/payd.db", func() { os.RemoveAll(dir) }, nil
 	}
+	server := s.pgDSN
+	if db == "citus" {
+		server = s.citusDSN
+	}
 	schema := "bench_" + randomHex(6)
-	admin, err := sql.Open("pgx", s.pgDSN)
+	admin, err := sql.Open("pgx", server)
 	if err != nil {
 		return "", nil, err
 	}
@@ -56,7 +60,7 @@ func freshDSN(s settings, db string) (string, func(), error) {
 		admin.Close()
 		return "", nil, err
 	}
-	u, err := url.Parse(s.pgDSN)
+	u, err := url.Parse(server)
 	if err != nil {
 		return "", nil, err
 	}
@@ -136,12 +140,12 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	c := &client{base: p.base, app: p.apps["IDR"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
 	rep := dbReport{Database: db}
 
-	if s.runs("create") {
+	if s.runs(db, "create") {
 		if err := measureCreates(ctx, s, c, pid, profile, &rep); err != nil {
 			return dbReport{}, err
 		}
 	}
-	if s.runs("webhooks") {
+	if s.runs(db, "webhooks") {
 		hooks, err := measureWebhooks(ctx, s, c, pid)
 		if err != nil {
 			return dbReport{}, err
@@ -155,7 +159,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	}
 
 	// Payouts on one account: creation, then completion by the sandbox network.
-	if s.runs("payouts") {
+	if s.runs(db, "payouts") {
 		payouts, err := measurePayouts(ctx, s, p, pid)
 		if err != nil {
 			return dbReport{}, err
@@ -164,7 +168,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	}
 
 	// One merchant at its request limit beside another.
-	if s.runs("noisy") {
+	if s.runs(db, "noisy") {
 		noisy, err := measureNoisyNeighbour(ctx, s, p, db, bin, dsn, c, pid)
 		if err != nil {
 			return dbReport{}, err
@@ -172,7 +176,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		rep.Results = append(rep.Results, noisy...)
 	}
 
-	if s.runs("reads") {
+	if s.runs(db, "reads") {
 		reads := drive(ctx, "balance read", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 			status, body, err := c.do(ctx, "GET", "/v2/balances", nil, nil)
 			return false, expectStatus(status, 200, body, err)
@@ -183,7 +187,14 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	rep.PeakRSSMiB = peakRSS(pid)
 	p.heapProfile(s, db)
 
-	if s.runs("references") {
+	if s.runs(db, "spread") && db != "sqlite" {
+		spread, err := measureSpread(ctx, s, bin, dsn, p.base, pid)
+		if err != nil {
+			return dbReport{}, err
+		}
+		rep.Results = append(rep.Results, spread...)
+	}
+	if s.runs(db, "references") && db != "citus" {
 		refs, err := references(ctx, s, db, dsn)
 		if err != nil {
 			return dbReport{}, err
@@ -227,7 +238,7 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", create.PerSecond/2)
 	rep.Results = append(rep.Results, half)
 
-	if !s.runs("receipt") {
+	if !s.runs(rep.Database, "receipt") {
 		return nil
 	}
 	// 2. Payin receipt on one hot account: every request credits the same buckets.
