@@ -114,6 +114,23 @@ func expectStatus(status, want int, body []byte, err error) error {
 	return nil
 }
 
+// createPayin creates a QR payin of 100,000 IDR (with an Idempotency-Key
+// when idempotent) and returns its uuid.
+func (c *client) createPayin(ctx context.Context, externalID string, idempotent bool) (string, error) {
+	var headers map[string]string
+	if idempotent {
+		headers = map[string]string{"Idempotency-Key": randomHex(12)}
+	}
+	status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
+		"payin_method_name": "id_bank_qris_idr", "external_id": externalID}, headers)
+	if err := expectStatus(status, 201, body, err); err != nil {
+		return "", err
+	}
+	var out struct{ UUID string }
+	err = json.Unmarshal(body, &out)
+	return out.UUID, err
+}
+
 // runDatabase measures payd and the reference on one database.
 func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, error) {
 	dsn, cleanup, err := freshDSN(s, db)
@@ -212,15 +229,11 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	uuids := make([][]string, s.clients)
 	stopProfile := profile("create")
 	create := drive(ctx, "payin create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
-			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("bench-%d-%d", cl, i)},
-			map[string]string{"Idempotency-Key": randomHex(12)})
-		if err := expectStatus(status, 201, body, err); err != nil {
+		uuid, err := c.createPayin(ctx, fmt.Sprintf("bench-%d-%d", cl, i), true)
+		if err != nil {
 			return false, err
 		}
-		var out struct{ UUID string }
-		json.Unmarshal(body, &out)
-		uuids[cl] = append(uuids[cl], out.UUID)
+		uuids[cl] = append(uuids[cl], uuid)
 		return false, nil
 	})
 	stopProfile()
@@ -230,10 +243,8 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	// 1b. The same at half of the peak just measured: the latency a merchant
 	// sees when payd is busy but not saturated (goal: p99 under 25 ms).
 	half := drivePaced(ctx, "payin create @ half peak", s.clients, s.duration, pid, create.PerSecond/2, func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
-			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("half-%d-%d", cl, i)},
-			map[string]string{"Idempotency-Key": randomHex(12)})
-		return false, expectStatus(status, 201, body, err)
+		_, err := c.createPayin(ctx, fmt.Sprintf("half-%d-%d", cl, i), true)
+		return false, err
 	})
 	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", create.PerSecond/2)
 	rep.Results = append(rep.Results, half)
@@ -290,39 +301,25 @@ const (
 // measure how the load generator and payd share the cores, not how payd
 // isolates merchants.
 func measureNoisyNeighbour(ctx context.Context, s settings, p *paydProcess, db, bin, dsn string, normal *client, pid int) ([]result, error) {
-	out, err := exec.CommandContext(ctx, bin, "merchant", "create", "--db", dsn, "--name", "Noisy Merchant", "--country", "AU",
-		"--timezone", "Australia/Sydney", "--currencies", "IDR", "--json").Output()
+	noisyID, a, err := createMerchant(ctx, bin, dsn, "Noisy Merchant")
 	if err != nil {
-		return nil, fmt.Errorf("create the noisy merchant: %w", err)
-	}
-	var created struct {
-		MerchantID string `json:"merchant_id"`
-		Accounts   []struct {
-			AccountNumber string `json:"account_number"`
-			AppID         string `json:"app_id"`
-			SecretKey     string `json:"secret_key"`
-		} `json:"accounts"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil || len(created.Accounts) == 0 {
-		return nil, fmt.Errorf("read the noisy merchant: %v: %s", err, out)
-	}
-	if err := setLimits(ctx, bin, dsn, created.MerchantID, noisyRate); err != nil {
 		return nil, err
 	}
-	a := created.Accounts[0]
+	if err := setLimits(ctx, bin, dsn, noisyID, noisyRate); err != nil {
+		return nil, err
+	}
 	half := max(s.clients/2, 1)
 	const steady = 200 // the normal merchant's payins per second
 	normalOp := func(ctx context.Context, cl, i int) (bool, error) {
-		status, body, err := normal.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
-			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("neighbour-%d-%d", cl, i)}, nil)
-		return false, expectStatus(status, 201, body, err)
+		_, err := normal.createPayin(ctx, fmt.Sprintf("neighbour-%d-%d", cl, i), false)
+		return false, err
 	}
 	alone := drivePaced(ctx, "neighbour alone", half, s.duration, pid, steady, normalOp)
 	alone.Description = fmt.Sprintf("POST /v2/payins offered at %d/s by one merchant, nobody else busy", steady)
 
 	// beside measures the neighbour while the other merchant offers rate.
 	beside := func(name, otherName string, rate int) (result, result, error) {
-		stopOther, err := startNoisy(ctx, noisyOrder{Base: normal.base, AppID: a.AppID, Secret: a.SecretKey, Name: otherName,
+		stopOther, err := startNoisy(ctx, noisyOrder{Base: normal.base, AppID: a.id, Secret: a.secret, Name: otherName,
 			Rate: float64(rate), Clients: s.clients, Duration: s.duration + 5*time.Second})
 		if err != nil {
 			return result{}, result{}, err

@@ -41,16 +41,12 @@ func measureSpread(ctx context.Context, s settings, bin, dsn, base string, pid i
 	)
 	create := drive(ctx, fmt.Sprintf("payin create (%d merchants)", len(clients)), s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		c := clients[int(turn.Add(1))%len(clients)]
-		status, body, err := c.do(ctx, "POST", "/v2/payins", map[string]any{"currency": "IDR", "amount": 100000,
-			"payin_method_name": "id_bank_qris_idr", "external_id": fmt.Sprintf("spread-%d-%d", cl, i)},
-			map[string]string{"Idempotency-Key": randomHex(12)})
-		if err := expectStatus(status, 201, body, err); err != nil {
+		uuid, err := c.createPayin(ctx, fmt.Sprintf("spread-%d-%d", cl, i), true)
+		if err != nil {
 			return false, err
 		}
-		var out struct{ UUID string }
-		json.Unmarshal(body, &out)
 		mu.Lock()
-		pool = append(pool, made{c, out.UUID})
+		pool = append(pool, made{c, uuid})
 		mu.Unlock()
 		return false, nil
 	})
@@ -81,30 +77,32 @@ func createMerchants(ctx context.Context, bin, dsn string, n int) ([]app, error)
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			apps[i], errs[i] = createMerchant(ctx, bin, dsn, fmt.Sprintf("Spread Merchant %d", i))
+			_, apps[i], errs[i] = createMerchant(ctx, bin, dsn, fmt.Sprintf("Spread Merchant %d", i))
 		})
 	}
 	wg.Wait()
 	return apps, errors.Join(errs...)
 }
 
-// createMerchant makes one merchant with an IDR account and returns its app.
-func createMerchant(ctx context.Context, bin, dsn, name string) (app, error) {
+// createMerchant makes a merchant with an IDR account (payd merchant
+// create) and returns its id and its app.
+func createMerchant(ctx context.Context, bin, dsn, name string) (string, app, error) {
 	out, err := exec.CommandContext(ctx, bin, "merchant", "create", "--db", dsn, "--name", name,
-		"--country", "ID", "--timezone", "Asia/Jakarta", "--currencies", "IDR", "--json").Output()
+		"--country", "AU", "--timezone", "Australia/Sydney", "--currencies", "IDR", "--json").Output()
 	if err != nil {
-		return app{}, fmt.Errorf("create %s: %w", name, err)
+		return "", app{}, fmt.Errorf("create %s: %w", name, err)
 	}
 	var created struct {
-		Accounts []struct {
+		MerchantID string `json:"merchant_id"`
+		Accounts   []struct {
 			AccountNumber string `json:"account_number"`
 			AppID         string `json:"app_id"`
 			SecretKey     string `json:"secret_key"`
 		} `json:"accounts"`
 	}
 	if err := json.Unmarshal(out, &created); err != nil || len(created.Accounts) == 0 {
-		return app{}, fmt.Errorf("read %s: %v: %s", name, err, out)
+		return "", app{}, fmt.Errorf("read %s: %v: %s", name, err, out)
 	}
 	a := created.Accounts[0]
-	return app{account: a.AccountNumber, id: a.AppID, secret: a.SecretKey}, nil
+	return created.MerchantID, app{account: a.AccountNumber, id: a.AppID, secret: a.SecretKey}, nil
 }
