@@ -161,6 +161,17 @@ func TestCreateUser(t *testing.T) {
 		if _, err := e.Merchants.CreateUser(ctx, p.MerchantID, "finance@example.com", merchant.Admin, "another long one"); !fault.Is(err, fault.CodeInvalidState) {
 			t.Errorf("same email twice: error = %v, want a state conflict", err)
 		}
+		// An email signs in to one merchant: another merchant cannot take
+		// it (global_keys keeps it unique across merchants), and the refusal
+		// writes no user.
+		other := e.Merchant(t, "AUD")["AUD"]
+		if _, err := e.Merchants.CreateUser(ctx, other.MerchantID, "finance@example.com", merchant.Admin, "another long one"); !fault.Is(err, fault.CodeInvalidState) {
+			t.Errorf("another merchant's user with the same email: error = %v, want a state conflict", err)
+		}
+		var users int
+		if err := e.DB.Read().QueryRow(`SELECT count(*) FROM users WHERE merchant_id = $1`, other.MerchantID).Scan(&users); err != nil || users != 0 {
+			t.Errorf("the other merchant has %d users (%v), want none", users, err)
+		}
 		for name, try := range map[string]struct {
 			email, password string
 			role            merchant.Role
