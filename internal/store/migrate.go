@@ -63,8 +63,12 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 	// one's migration (rebuilding every table can take longer, 0021 does)
 	// tries again, and finds done what the other one did.
 	deadline := time.Now().Add(migrateWait)
+	all, err := Migrations(db.dialect)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		more, err := db.migrate(ctx)
+		more, err := db.migrate(ctx, all)
 		applied = append(applied, more...)
 		if err == nil || db.dialect != SQLite || !isBusy(err) || time.Now().After(deadline) {
 			return applied, err
@@ -85,11 +89,8 @@ func isBusy(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
 }
 
-func (db *DB) migrate(ctx context.Context) (applied []string, err error) {
-	all, err := Migrations(db.dialect)
-	if err != nil {
-		return nil, err
-	}
+// migrate applies those of all not yet applied.
+func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, err error) {
 	conn, err := db.write.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -138,9 +139,30 @@ func (db *DB) migrate(ctx context.Context) (applied []string, err error) {
 		}
 	}
 	if citus {
-		return applied, distribute(ctx, conn)
+		return applied, distributeAll(ctx, conn)
 	}
 	return applied, nil
+}
+
+// distributeAll distributes, in a transaction of its own, what the
+// migrations left undistributed: the whole schema, the first time.
+func distributeAll(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	if err := citusTx(ctx, tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	if err := distribute(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	return nil
 }
 
 // applyMigration applies m and reports whether it did: false when another
@@ -151,9 +173,7 @@ func applyMigration(ctx context.Context, conn *sql.Conn, m Migration, citus bool
 		return false, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	if citus {
-		// A change to a distributed table that another one points at must
-		// run over one connection per node.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL citus.multi_shard_modify_mode TO sequential`); err != nil {
+		if err := citusTx(ctx, tx); err != nil {
 			tx.Rollback()
 			return false, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
@@ -167,9 +187,30 @@ func applyMigration(ctx context.Context, conn *sql.Conn, m Migration, citus bool
 		}
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		tx.Rollback()
-		return false, fmt.Errorf("migration %s: %w", m.Name, err)
+	// On Citus the statements run one at a time (SplitSQL says why), and
+	// the tables created before the migration's distribute line are
+	// distributed there (store/citus.go); elsewhere the line is a comment.
+	steps := []string{m.SQL}
+	if citus {
+		steps = nil
+		for i, part := range strings.Split(m.SQL, distributeMarker) {
+			if i > 0 {
+				steps = append(steps, distributeMarker)
+			}
+			steps = append(steps, SplitSQL(part)...)
+		}
+	}
+	for _, step := range steps {
+		var err error
+		if step == distributeMarker {
+			err = distribute(ctx, tx)
+		} else {
+			_, err = tx.ExecContext(ctx, step)
+		}
+		if err != nil {
+			tx.Rollback()
+			return false, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
 		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
