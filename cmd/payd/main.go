@@ -37,6 +37,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the API, hosted pages and workers", runServe},
 		{"migrate", "apply database migrations and exit", runMigrate},
+		{"copy", "copy the whole database into another, empty one (--to): SQLite to PostgreSQL or Citus, and back", runCopy},
 		{"merchant create", "create a merchant with an account and app per currency", runMerchantCreate},
 		{"merchant update", "change a merchant's settings (--embed-origins: who may frame its Payment Gateway 3 pages)", runMerchantUpdate},
 		{"merchant webhook-secret", "show (or --rotate) a merchant's webhook signing secret", runWebhookSecret},

@@ -822,3 +822,31 @@ func TestReportRotateKey(t *testing.T) {
 		}
 	})
 }
+
+// TestCopy: payd copy moves a database into an empty one of every test
+// dialect (the merchant's app authenticates there), says what it copied,
+// and refuses a missing --to, the source as its own target, and a target
+// that holds rows, with a usage error or a message and nothing changed.
+func TestCopy(t *testing.T) {
+	t.Parallel()
+	src := storetest.SQLiteDSN(t)
+	m := createMerchant(t, src, "AUD")
+	storetest.EachDSN(t, func(t *testing.T, dst string) {
+		out := mustPayd(t, "copy", "--db", src, "--to", dst)
+		if !regexp.MustCompile(`(?m)^merchants +1 rows$`).MatchString(out) || !regexp.MustCompile(`(?m)^copied [1-9][0-9]* rows$`).MatchString(out) {
+			t.Errorf("payd copy printed %q, want each table's rows and the total", out)
+		}
+		svc, _ := services(t, dst)
+		if p, ok := authenticate(t, svc, m.Accounts[0].AppID, m.Accounts[0].SecretKey); !ok || p.MerchantID != m.MerchantID {
+			t.Errorf("the copied app authenticates as %+v (%v), want merchant %s", p, ok, m.MerchantID)
+		}
+		if r := payd(t, "copy", "--db", src, "--to", dst); r.code != 1 || !strings.Contains(r.stderr, "holds rows") {
+			t.Errorf("a second copy into the same database: exit %d, stderr %q; want 1 and a refusal", r.code, r.stderr)
+		}
+	})
+	for _, args := range [][]string{{"copy", "--db", src}, {"copy", "--db", src, "--to", src}} {
+		if r := payd(t, args...); r.code != 2 {
+			t.Errorf("payd %s: exit %d, stderr %q; want 2", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"payd/internal/httpapi"
+	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/proxy"
 	"payd/internal/server"
@@ -126,6 +127,45 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 	for _, m := range applied {
 		fmt.Fprintln(env.stdout, "applied", m)
 	}
+	return nil
+}
+
+// runCopy copies the database into another one that holds nothing yet
+// (store.Copy), migrating both to this build's schema first.
+func runCopy(ctx context.Context, env *cliEnv, args []string) error {
+	f := newFlags(env, "copy")
+	dsn := f.db()
+	to := f.String("to", "", "the database to copy into, which must hold nothing yet: sqlite:FILE or postgres://…")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := required(map[string]*string{"to": to}); err != nil {
+		return err
+	}
+	if *to == *dsn {
+		return usageError{"--to names the database copied from"}
+	}
+	var dbs [2]*store.DB
+	for i, d := range []string{*dsn, *to} {
+		db, err := store.Open(ctx, d, store.Options{})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if _, err := db.Migrate(ctx); err != nil {
+			return err
+		}
+		dbs[i] = db
+	}
+	var total int64
+	err := store.Copy(ctx, dbs[0], dbs[1], store.CopyOptions{Finish: ledger.FitCopy, Progress: func(table string, rows int64) {
+		total += rows
+		fmt.Fprintf(env.stdout, "%-28s %d rows\n", table, rows)
+	}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "copied %d rows\n", total)
 	return nil
 }
 

@@ -149,6 +149,32 @@ func slotsOf(db *store.DB) int {
 	return 1
 }
 
+// FitCopy fits the buckets of a database store.Copy has just filled (payd
+// copy) to its dialect's shape (slotsOf): on PostgreSQL every bucket copied
+// from SQLite gets its spread slots, empty. Into SQLite, whose posts move a
+// bucket's only row, it refuses a bucket with slots: PostgreSQL's spread
+// balances are not gathered back.
+func FitCopy(ctx context.Context, tx *sql.Tx, dst store.Dialect) error {
+	if dst == store.SQLite {
+		var n int
+		// spans merchants: payd copy fits every bucket at once
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM ledger_buckets WHERE slot > 0`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("the source's balances are spread over %d slot rows (PostgreSQL keeps hot balances so), which SQLite does not have: copy from PostgreSQL to PostgreSQL or Citus only", n)
+		}
+		return nil
+	}
+	// spans merchants, as above
+	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_buckets (merchant_id, account_id, name, currency, balance, allow_negative, slot)
+		SELECT b.merchant_id, b.account_id, b.name, b.currency, 0, b.allow_negative, s.slot
+		FROM ledger_buckets b CROSS JOIN generate_series(1, $1::int) AS s(slot)
+		WHERE b.slot = 0 AND NOT EXISTS (SELECT 1 FROM ledger_buckets o
+			WHERE o.merchant_id = b.merchant_id AND o.account_id = b.account_id AND o.name = b.name AND o.slot = s.slot)`, spreadSlots)
+	return err
+}
+
 // spreadSlot is the slot (1..spreadSlots) of key, or the principal row (0)
 // for no key.
 func spreadSlot(key string) int {

@@ -23,7 +23,7 @@ var globalTables = map[string]bool{
 
 // operatorWide are the files whose statements span merchants on purpose:
 // the ledger's verification, the job queue, the webhook dispatcher's claims,
-// metrics, purges and migrations. Each is a multi-shard query on Citus.
+// metrics, purges, migrations and payd copy. Each is a multi-shard query on Citus.
 var operatorWide = map[string]bool{
 	"cmd/payd-bench/reference.go":         true, // the benchmark's bare reference loops, not payd
 	"internal/ledger/verify.go":           true,
@@ -33,6 +33,7 @@ var operatorWide = map[string]bool{
 	"internal/idempotency/idempotency.go": true,
 	"internal/store/migrate.go":           true,
 	"internal/store/citus.go":             true, // the catalogs
+	"internal/store/copy.go":              true, // payd copy: every row of every table
 }
 
 // tableRef finds the tables a statement names (an upsert's DO UPDATE is
