@@ -20,7 +20,7 @@ import (
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+	storetest.EachUnmigratedDSN(t, func(t *testing.T, dsn string) {
 		all, err := store.Migrations(dialectOf(dsn))
 		if err != nil {
 			t.Fatal(err)

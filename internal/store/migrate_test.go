@@ -70,7 +70,7 @@ func TestMigrationsUnknownDialect(t *testing.T) {
 
 func TestMigrateTwice(t *testing.T) {
 	t.Parallel()
-	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+	storetest.EachUnmigratedDSN(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		db, err := store.Open(ctx, dsn, store.Options{SQLiteSynchronous: "NORMAL"})
 		if err != nil {
@@ -124,7 +124,7 @@ func appliedVersions(t *testing.T, db *store.DB) []int {
 // and none of them may fail.
 func TestMigrateConcurrent(t *testing.T) {
 	t.Parallel()
-	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+	storetest.EachUnmigratedDSN(t, func(t *testing.T, dsn string) {
 		const processes = 6
 		ctx := context.Background()
 		dbs := make([]*store.DB, processes)

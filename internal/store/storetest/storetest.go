@@ -5,10 +5,16 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"payd/internal/store"
@@ -24,19 +30,23 @@ const CitusDSNEnv = "PAYD_TEST_CITUS_DSN"
 // Target is one database a test runs against.
 type Target struct {
 	Name string
-	// DSN opens a fresh, migrated, empty database each call.
+	// DSN names a fresh database each call, which holds no rows: migrated
+	// already (SQLite) or not yet (PostgreSQL), so the caller migrates it.
 	DSN func(t testing.TB) string
+	// Unmigrated names a fresh database that no migration has touched, for
+	// the tests of migrating.
+	Unmigrated func(t testing.TB) string
 }
 
 // Targets returns SQLite, plus PostgreSQL when PAYD_TEST_POSTGRES_DSN is
 // set, plus Citus when PAYD_TEST_CITUS_DSN is.
 func Targets() []Target {
-	out := []Target{{Name: "sqlite", DSN: SQLiteDSN}}
+	out := []Target{{Name: "sqlite", DSN: SQLiteDSN, Unmigrated: SQLiteUnmigratedDSN}}
 	if os.Getenv(DSNEnv) != "" {
-		out = append(out, Target{Name: "postgres", DSN: PostgresDSN})
+		out = append(out, Target{Name: "postgres", DSN: PostgresDSN, Unmigrated: PostgresDSN})
 	}
 	if os.Getenv(CitusDSNEnv) != "" {
-		out = append(out, Target{Name: "citus", DSN: CitusDSN})
+		out = append(out, Target{Name: "citus", DSN: CitusDSN, Unmigrated: CitusDSN})
 	}
 	return out
 }
@@ -63,6 +73,14 @@ func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
 	}
 }
 
+// EachUnmigratedDSN is EachDSN with databases no migration has touched.
+func EachUnmigratedDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	for _, target := range Targets() {
+		t.Run(target.Name, func(t *testing.T) { fn(t, target.Unmigrated(t)) })
+	}
+}
+
 // Open opens and migrates dsn and closes it when the test ends.
 func Open(t testing.TB, dsn string) *store.DB {
 	t.Helper()
@@ -78,9 +96,102 @@ func Open(t testing.TB, dsn string) *store.DB {
 	return db
 }
 
-// SQLiteDSN returns the DSN of a new SQLite file in the test's temporary directory.
+// SQLiteDSN returns the DSN of a new, migrated SQLite file in the test's
+// temporary directory: a copy of one migrated database. Migrating SQLite
+// takes seconds under the race detector (the engine is Go code, every
+// statement of the migrations run instrumented), which hundreds of tests
+// would spend again and again.
 func SQLiteDSN(t testing.TB) string {
-	return "sqlite:" + t.TempDir() + "/payd.db"
+	t.Helper()
+	template, err := sqliteTemplate()
+	if err != nil {
+		t.Fatalf("migrated SQLite template: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "payd.db")
+	if err := copyFile(template, path); err != nil {
+		t.Fatalf("copy the migrated SQLite template: %v", err)
+	}
+	return "sqlite:" + path
+}
+
+// SQLiteUnmigratedDSN returns the DSN of a SQLite file that does not exist yet.
+func SQLiteUnmigratedDSN(t testing.TB) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "payd.db")
+}
+
+var template struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// sqliteTemplate returns the path of a SQLite database migrated by this
+// build's migrations, made once and shared by the test processes: it is
+// named by a hash of the migrations, and made under another name and then
+// renamed, so a process never sees one half made.
+func sqliteTemplate() (string, error) {
+	template.once.Do(func() {
+		ms, err := store.Migrations(store.SQLite)
+		if err != nil {
+			template.err = err
+			return
+		}
+		h := sha256.New()
+		for _, m := range ms {
+			fmt.Fprintf(h, "%d %s %d\n%s", m.Version, m.Name, len(m.SQL), m.SQL)
+		}
+		path := filepath.Join(os.TempDir(), "payd-test-sqlite-"+hex.EncodeToString(h.Sum(nil))[:16]+".db")
+		if _, err := os.Stat(path); err == nil {
+			template.path = path
+			return
+		}
+		dir, err := os.MkdirTemp("", "payd-test-sqlite-*")
+		if err != nil {
+			template.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		made := filepath.Join(dir, "payd.db")
+		ctx := context.Background()
+		db, err := store.Open(ctx, "sqlite:"+made, store.Options{SQLiteSynchronous: "NORMAL"})
+		if err != nil {
+			template.err = err
+			return
+		}
+		if _, err := db.Migrate(ctx); err != nil {
+			db.Close()
+			template.err = err
+			return
+		}
+		// The last connection's close checkpoints the log into the file and
+		// removes it; a log left behind would mean the file is not whole.
+		db.Close()
+		if _, err := os.Stat(made + "-wal"); err == nil {
+			template.err = fmt.Errorf("%s-wal is left after closing", made)
+			return
+		}
+		if template.err = os.Rename(made, path); template.err == nil {
+			template.path = path
+		}
+	})
+	return template.path, template.err
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // PostgresDSN creates an empty schema on the test server, points a DSN's
@@ -121,7 +232,14 @@ func schemaDSN(t testing.TB, env string, extra map[string]string) string {
 			return
 		}
 		defer admin.Close()
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		// On Citus two schemas dropped at once can deadlock on the
+		// metadata they share; the one cancelled tries again.
+		for range 5 {
+			if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err == nil {
+				return
+			}
+		}
+		t.Logf("schema %s is left behind: it could not be dropped", schema)
 	})
 	u, err := url.Parse(base)
 	if err != nil {
