@@ -170,7 +170,21 @@ func (q *Queue) runInLane(lane string, id int64) {
 	}
 	ctx := store.WithLane(q.laneCtx, lane)
 	q.laneRuns.Go(func() {
-		ran := q.runLaned(ctx, lane, id)
+		ran := false
+		// A worker's claim that raced the enqueue may hold the job's row
+		// for a moment before it sees the job held and lets go (claim):
+		// the claim here skips a locked row, so it looks again a few
+		// times, a millisecond or so apart, while the job is still queued.
+		for try := 1; ; try++ {
+			var queued bool
+			if ran, queued = q.runLaned(ctx, lane, id); ran || !queued || try == laneTries || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(try) * time.Millisecond):
+			}
+		}
 		q.laneMu.Lock()
 		delete(q.laneHeld, id)
 		q.laneMu.Unlock()
@@ -186,7 +200,10 @@ func (q *Queue) runInLane(lane string, id int64) {
 // the handler fails, the whole transaction rolls back, so the job is in the
 // queue again as it was, and a worker runs it, in a savepoint that records
 // the failure and its retry (runClaimed).
-func (q *Queue) runLaned(ctx context.Context, lane string, id int64) bool {
+//
+// When it claimed nothing, queued reports whether the job is still in the
+// queue, untried: another transaction had it locked.
+func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queued bool) {
 	var j Job
 	started := q.clock.Now()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
@@ -200,19 +217,24 @@ func (q *Queue) runLaned(ctx context.Context, lane string, id int64) bool {
 	})
 	switch {
 	case ctx.Err() != nil:
-		return false
+		return false, false
 	case err != nil && j.ID == 0:
 		q.log.Error("job queue", "job_id", id, "lane", lane, "err", err)
-		return false
+		return false, false
 	case err != nil:
 		q.log.Info("job run in its lane failed; a worker retries it", "job_id", id, "kind", j.Kind, "err", err.Error())
-		return false
+		return false, false
 	case j.ID == 0:
-		return false
+		var n int
+		err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = $1 AND state = 'available' AND attempts = 0`, id).Scan(&n)
+		return false, err == nil && n > 0
 	}
 	q.observe(j.Kind, "done", q.clock.Now().Sub(started))
-	return true
+	return true, false
 }
+
+// laneTries bounds the claims of a job's lane run (runInLane).
+const laneTries = 5
 
 // heldForLanes lists the jobs that are about to run in their lane.
 func (q *Queue) heldForLanes() []int64 {
