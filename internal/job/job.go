@@ -18,6 +18,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"payd/internal/clock"
@@ -66,6 +67,9 @@ type Queue struct {
 	// enqueued: a job whose transaction rolled back never runs, so an entry
 	// older than maxLaneHold is forgotten.
 	laneHeld map[int64]time.Time
+	// running counts this process's job transactions under way, from their
+	// claim until their commit has returned (RunDue waits for them on Citus).
+	running atomic.Int64
 	// PollInterval is how often idle workers look for jobs enqueued by other
 	// processes or that became due (a local enqueue wakes them at once).
 	PollInterval time.Duration
@@ -206,6 +210,8 @@ func (q *Queue) runInLane(lane string, id int64) {
 func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queued bool) {
 	var j Job
 	started := q.clock.Now()
+	q.running.Add(1)
+	defer q.running.Add(-1)
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		jobs, err := q.claimOne(ctx, tx, id)
 		if err != nil || len(jobs) == 0 {
@@ -382,6 +388,8 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 	var results []ran
 	claimed := 0
 	started := q.clock.Now()
+	q.running.Add(1)
+	defer q.running.Add(-1)
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		results = results[:0]
 		jobs, err := claim(tx)
@@ -584,7 +592,13 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 			now, merchantID, bound).Scan(&n); err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
-		if n == 0 {
+		// On Citus the queue is on the coordinator and the rows a job
+		// changes on the workers, and a commit there is seen on the
+		// coordinator before the workers' parts of it (two-phase commit,
+		// no snapshot across nodes): a job gone from the queue may not
+		// show its effects yet. Those of this process's runs are there
+		// once their commits have returned.
+		if n == 0 && (!q.db.Citus() || q.running.Load() == 0) {
 			return nil
 		}
 		select {
