@@ -196,6 +196,14 @@ func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 		parents[child] = append(parents[child], parent)
 	}
 	rows.Close()
+	return parentsFirst(append([]string{citusAnchor}, tables...), parents), nil
+}
+
+// parentsFirst orders tables so that each comes after the tables its
+// foreign keys point at (parents, by table; those not in tables are left
+// out), otherwise in the order given: the order Citus distributes tables
+// in, and payd copy fills them in.
+func parentsFirst(tables []string, parents map[string][]string) []string {
 	var out []string
 	seen := map[string]bool{}
 	var visit func(t string)
@@ -211,9 +219,8 @@ func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 		}
 		out = append(out, t)
 	}
-	visit(citusAnchor)
 	for _, t := range tables {
 		visit(t)
 	}
-	return out, nil
+	return out
 }

@@ -346,22 +346,8 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 		}
 	}
 	var out []table
-	seen := map[string]bool{}
-	var visit func(n string)
-	visit = func(n string) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, p := range parents[n] {
-			if _, ok := byName[p]; ok {
-				visit(p)
-			}
-		}
+	for _, n := range parentsFirst(names, parents) {
 		out = append(out, byName[n])
-	}
-	for _, n := range names {
-		visit(n)
 	}
 	return out, nil
 }
