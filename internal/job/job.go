@@ -18,7 +18,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"payd/internal/clock"
@@ -67,9 +66,10 @@ type Queue struct {
 	// enqueued: a job whose transaction rolled back never runs, so an entry
 	// older than maxLaneHold is forgotten.
 	laneHeld map[int64]time.Time
-	// running counts this process's job transactions under way, from their
-	// claim until their commit has returned (RunDue waits for them on Citus).
-	running atomic.Int64
+	// running are this process's job transactions under way on Citus,
+	// from their claim until their commit has returned (RunDue waits for
+	// them).
+	running inFlight
 	// PollInterval is how often idle workers look for jobs enqueued by other
 	// processes or that became due (a local enqueue wakes them at once).
 	PollInterval time.Duration
@@ -210,8 +210,8 @@ func (q *Queue) runInLane(lane string, id int64) {
 func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queued bool) {
 	var j Job
 	started := q.clock.Now()
-	q.running.Add(1)
-	defer q.running.Add(-1)
+	var claimed []string
+	defer func() { q.running.done(claimed) }()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		jobs, err := q.claimOne(ctx, tx, id)
 		if err != nil || len(jobs) == 0 {
@@ -219,6 +219,7 @@ func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queue
 			return err
 		}
 		j = jobs[0]
+		claimed = q.running.add(q.db, claimed, jobs)
 		return q.run(ctx, tx, j)
 	})
 	switch {
@@ -388,8 +389,8 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 	var results []ran
 	claimed := 0
 	started := q.clock.Now()
-	q.running.Add(1)
-	defer q.running.Add(-1)
+	var inFlight []string
+	defer func() { q.running.done(inFlight) }()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		results = results[:0]
 		jobs, err := claim(tx)
@@ -397,6 +398,7 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 			return err
 		}
 		claimed = len(jobs)
+		inFlight = q.running.add(q.db, inFlight, jobs)
 		for _, j := range jobs {
 			outcome, runErr, err := q.runClaimed(ctx, tx, j)
 			if err != nil {
@@ -598,7 +600,7 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		// no snapshot across nodes): a job gone from the queue may not
 		// show its effects yet. Those of this process's runs are there
 		// once their commits have returned.
-		if n == 0 && (!q.db.Citus() || q.running.Load() == 0) {
+		if n == 0 && !q.running.any(merchantID) {
 			return nil
 		}
 		select {
@@ -607,4 +609,50 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// inFlight counts job transactions under way by the merchant whose clock
+// their jobs run on (Job.ClockOf). Only Citus needs it (see RunDue).
+type inFlight struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// add counts jobs, claimed in a transaction on db, and returns keys with
+// their merchants appended, for done once the commit has returned.
+func (f *inFlight) add(db *store.DB, keys []string, jobs []Job) []string {
+	if !db.Citus() {
+		return keys
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	for _, j := range jobs {
+		f.n[j.ClockOf]++
+		keys = append(keys, j.ClockOf)
+	}
+	return keys
+}
+
+// done uncounts what add counted.
+func (f *inFlight) done(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range keys {
+		if f.n[k]--; f.n[k] == 0 {
+			delete(f.n, k)
+		}
+	}
+}
+
+// any reports whether a transaction of merchantID's jobs is under way.
+func (f *inFlight) any(merchantID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[merchantID] > 0
 }

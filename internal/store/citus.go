@@ -72,21 +72,15 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 	}()
 	// placed are the tables of the current schema already distributed or
 	// made reference tables (not those Citus only keeps on the coordinator).
-	placed := map[string]bool{}
-	rows, err := tx.QueryContext(ctx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+	placedNames, err := queryColumn[string](ctx, tx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
 		WHERE c.relnamespace = current_schema()::regnamespace AND (p.partmethod <> 'n' OR p.repmodel = 't')`)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return err
-		}
-		placed[name] = true
+	placed := map[string]bool{}
+	for _, n := range placedNames {
+		placed[n] = true
 	}
-	rows.Close()
 
 	// Foreign keys to merchants are set aside while it becomes a reference
 	// table and the tables that point at it are distributed (Citus cannot
@@ -94,21 +88,12 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 	type fk struct{ table, name, def string }
 	var toMerchants []fk
 	if !placed["merchants"] {
-		rows, err := tx.QueryContext(ctx, `SELECT c.relname, k.conname, pg_get_constraintdef(k.oid) FROM pg_constraint k
+		toMerchants, err = queryAll(ctx, tx, `SELECT c.relname, k.conname, pg_get_constraintdef(k.oid) FROM pg_constraint k
 			JOIN pg_class c ON c.oid = k.conrelid
-			WHERE k.contype = 'f' AND k.confrelid = to_regclass('merchants') ORDER BY 1, 2`)
+			WHERE k.contype = 'f' AND k.confrelid = to_regclass('merchants') ORDER BY 1, 2`, func(r *sql.Rows, f *fk) error { return r.Scan(&f.table, &f.name, &f.def) })
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var f fk
-			if err := rows.Scan(&f.table, &f.name, &f.def); err != nil {
-				rows.Close()
-				return err
-			}
-			toMerchants = append(toMerchants, f)
-		}
-		rows.Close()
 		for _, f := range toMerchants {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %q DROP CONSTRAINT %q`, f.table, f.name)); err != nil {
 				return err
@@ -165,37 +150,22 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 // merchant_id column (global_keys aside), parents before the tables whose
 // foreign keys point at them, as Citus distributes them.
 func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT table_name FROM information_schema.columns
+	tables, err := queryColumn[string](ctx, tx, `SELECT table_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND column_name = 'merchant_id' AND table_name <> 'global_keys' ORDER BY 1`)
 	if err != nil {
 		return nil, err
 	}
-	var tables []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		tables = append(tables, t)
-	}
-	rows.Close()
-	parents := map[string][]string{}
-	rows, err = tx.QueryContext(ctx, `SELECT c.relname, p.relname FROM pg_constraint k
+	type edge struct{ child, parent string }
+	edges, err := queryAll(ctx, tx, `SELECT c.relname, p.relname FROM pg_constraint k
 		JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid
-		WHERE k.contype = 'f' AND c.relnamespace = current_schema()::regnamespace AND k.conrelid <> k.confrelid`)
+		WHERE k.contype = 'f' AND c.relnamespace = current_schema()::regnamespace AND k.conrelid <> k.confrelid`, func(r *sql.Rows, e *edge) error { return r.Scan(&e.child, &e.parent) })
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var child, parent string
-		if err := rows.Scan(&child, &parent); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		parents[child] = append(parents[child], parent)
+	parents := map[string][]string{}
+	for _, e := range edges {
+		parents[e.child] = append(parents[e.child], e.parent)
 	}
-	rows.Close()
 	return parentsFirst(append([]string{citusAnchor}, tables...), parents), nil
 }
 

@@ -243,25 +243,15 @@ func convertValue(v any, kind string, dst Dialect) (any, error) {
 // column's largest value, so that rows the target numbers itself do not
 // take the copied ids.
 func advanceSequences(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT t.relname, a.attname FROM pg_class s
+	type col struct{ table, column string }
+	cols, err := queryAll(ctx, tx, `SELECT t.relname, a.attname FROM pg_class s
 		JOIN pg_depend d ON d.objid = s.oid AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
 		JOIN pg_class t ON t.oid = d.refobjid
 		JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-		WHERE s.relkind = 'S' AND s.relnamespace = current_schema()::regnamespace ORDER BY 1, 2`)
+		WHERE s.relkind = 'S' AND s.relnamespace = current_schema()::regnamespace ORDER BY 1, 2`, func(r *sql.Rows, c *col) error { return r.Scan(&c.table, &c.column) })
 	if err != nil {
 		return err
 	}
-	type col struct{ table, column string }
-	var cols []col
-	for rows.Next() {
-		var c col
-		if err := rows.Scan(&c.table, &c.column); err != nil {
-			rows.Close()
-			return err
-		}
-		cols = append(cols, c)
-	}
-	rows.Close()
 	for _, c := range cols {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (SELECT max(%q) AS m FROM %q) x WHERE m IS NOT NULL`, c.column, c.table), c.table, c.column); err != nil {
 			return fmt.Errorf("sequence of %s.%s: %w", c.table, c.column, err)
@@ -272,20 +262,7 @@ func advanceSequences(ctx context.Context, tx *sql.Tx) error {
 
 // versions lists the migrations applied to a database.
 func versions(ctx context.Context, db *sql.DB) ([]int, error) {
-	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return queryColumn[int](ctx, db, `SELECT version FROM schema_migrations ORDER BY version`)
 }
 
 // table is one table Copy copies, with its columns.
@@ -315,7 +292,7 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 		listColumns = `SELECT name, lower(type) FROM pragma_table_xinfo($1) WHERE hidden = 0 ORDER BY cid`
 		listKeys = `SELECT "table" FROM pragma_foreign_key_list($1)`
 	}
-	names, err := queryStrings(ctx, db.write, listTables)
+	names, err := queryColumn[string](ctx, db.write, listTables)
 	if err != nil {
 		return nil, err
 	}
@@ -323,25 +300,13 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 	byName := map[string]table{}
 	parents := map[string][]string{}
 	for _, n := range names {
-		rows, err := db.write.QueryContext(ctx, listColumns, n)
+		columns, err := queryAll(ctx, db.write, listColumns, func(r *sql.Rows, c *column) error { return r.Scan(&c.name, &c.kind) }, n)
 		if err != nil {
 			return nil, err
 		}
-		t := table{name: n}
-		for rows.Next() {
-			var c column
-			if err := rows.Scan(&c.name, &c.kind); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			t.columns = append(t.columns, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		t := table{name: n, columns: columns}
 		byName[n] = t
-		if parents[n], err = queryStrings(ctx, db.write, listKeys, n); err != nil {
+		if parents[n], err = queryColumn[string](ctx, db.write, listKeys, n); err != nil {
 			return nil, err
 		}
 	}
@@ -350,21 +315,4 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 		out = append(out, byName[n])
 	}
 	return out, nil
-}
-
-func queryStrings(ctx context.Context, db *sql.DB, query string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }

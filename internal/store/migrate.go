@@ -106,20 +106,14 @@ func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, e
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	done := map[int]bool{}
-	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	recorded, err := queryColumn[int](ctx, conn, "SELECT version FROM schema_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	done := map[int]bool{}
+	for _, v := range recorded {
 		done[v] = true
 	}
-	rows.Close()
 	citus := false
 	if db.dialect == Postgres {
 		if citus, err = isCitus(ctx, conn); err != nil {

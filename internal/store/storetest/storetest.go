@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"payd/internal/store"
 )
@@ -142,6 +143,9 @@ func sqliteTemplate() (string, error) {
 		}
 		path := filepath.Join(os.TempDir(), "payd-test-sqlite-"+hex.EncodeToString(h.Sum(nil))[:16]+".db")
 		if _, err := os.Stat(path); err == nil {
+			// Marked as in use, for removeStaleTemplates of other builds.
+			now := time.Now()
+			os.Chtimes(path, now, now)
 			template.path = path
 			return
 		}
@@ -172,9 +176,21 @@ func sqliteTemplate() (string, error) {
 		}
 		if template.err = os.Rename(made, path); template.err == nil {
 			template.path = path
+			removeStaleTemplates(path)
 		}
 	})
 	return template.path, template.err
+}
+
+// removeStaleTemplates removes the templates of other builds of the
+// migrations that no test process has begun to use for an hour.
+func removeStaleTemplates(current string) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(current), "payd-test-sqlite-*.db"))
+	for _, p := range old {
+		if info, err := os.Stat(p); err == nil && p != current && time.Since(info.ModTime()) > time.Hour {
+			os.Remove(p)
+		}
+	}
 }
 
 func copyFile(from, to string) error {
