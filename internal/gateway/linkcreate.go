@@ -169,7 +169,7 @@ func (s *Service) CreateLink(ctx context.Context, tx *store.Tx, p merchant.Princ
 	}
 	now := s.clock.Of(p)
 	expiresAt := now.Add(PayinLinkLifetime)
-	uuid, err := store.ClaimNew(ctx, tx, store.KeyPayinLink, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
+	uuid, err := store.ClaimRandom(ctx, tx, store.KeyPayinLink, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
 	if err == nil {
 		err = tx.Send(ctx, `INSERT INTO payin_links (uuid, merchant_id, account_id, method, currency, amount,
 			description, success_url, failure_url, endpoint_url, authorization_header, meta_data, status, expires_at, created_at, updated_at)

@@ -144,7 +144,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 		return nil
 	}
 	var id int64
-	switch err := tx.Row(ctx, insert+` RETURNING id`, args...).Scan(&id); {
+	switch err := tx.QueryRowContext(ctx, insert+` RETURNING id`, args...).Scan(&id); {
 	case store.IsNoRows(err):
 		return nil // the unique key's job exists already
 	case err != nil:

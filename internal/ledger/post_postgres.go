@@ -189,7 +189,7 @@ func postCitus(ctx context.Context, tx *store.Tx, e Entry, legs int, record any,
 		return 0, states, nil
 	}
 	var entryID int64
-	if err := tx.Row(ctx, `INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+	if err := tx.QueryRowContext(ctx, `INSERT INTO journal_entries (merchant_id, balance_record_id, kind, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
 		e.MerchantID, record, e.Kind, e.At.UnixMilli()).Scan(&entryID); err != nil {
 		return 0, nil, fmt.Errorf("post %s: %w", e.Kind, err)
 	}

@@ -85,11 +85,11 @@ func CreateRecord(ctx context.Context, tx *store.Tx, r *Record) error {
 		if r.SelfReference {
 			ref = id
 		}
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO balance_records
+		return tx.InsertDrawn(ctx, `INSERT INTO balance_records
 			(id, merchant_id, account_id, currency, request_type, transaction_type, status, amount, fees, outgoing, total, reference_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (merchant_id, id) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			id, r.MerchantID, r.AccountID, r.Currency, string(r.RequestType), string(r.TransactionType), string(r.Status),
-			r.Amount, r.Fees, r.Outgoing, r.Total, ref, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli()))
+			r.Amount, r.Fees, r.Outgoing, r.Total, ref, r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli())
 	})
 	if err != nil {
 		return fmt.Errorf("create balance record: %w", err)

@@ -194,7 +194,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	params, _ := json.Marshal(nonNil(r.PayinMethodParams))
 	metadata, _ := json.Marshal(nonNilStrings(r.Metadata))
 	rw.params, rw.metadata = string(params), string(metadata)
-	uuid, err := store.ClaimNew(ctx, tx, store.KeyPayin, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
+	uuid, err := store.ClaimRandom(ctx, tx, store.KeyPayin, p.MerchantID, func() string { return store.RandomID(store.UUIDLen) })
 	if err != nil {
 		return Payin{}, fmt.Errorf("create payin: %w", err)
 	}

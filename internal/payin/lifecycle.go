@@ -100,7 +100,7 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome st
 func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
 	m := r.meth
 	var reserveBPS int64
-	if err := tx.Row(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&reserveBPS); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&reserveBPS); err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.paid = paid

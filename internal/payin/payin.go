@@ -233,18 +233,15 @@ const (
 // get reads merchantID's payin uuid, locking what l says.
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, l lock) (row, error) {
 	query := `SELECT ` + rowColumns + ` FROM payins WHERE uuid = $1 AND merchant_id = $2`
-	var read store.Row
 	if tx, ok := q.(*store.Tx); ok && l != readOnly {
 		if l == lockAccount {
 			if err := s.lockAccountOf(ctx, tx, merchantID, uuid); err != nil {
 				return row{}, err
 			}
 		}
-		read = tx.Row(ctx, query+s.db.ForUpdate(), uuid, merchantID)
-	} else {
-		read = q.QueryRowContext(ctx, query, uuid, merchantID)
+		query += s.db.ForUpdate()
 	}
-	r, err := scanRow(read)
+	r, err := scanRow(q.QueryRowContext(ctx, query, uuid, merchantID))
 	if isNoRows(err) {
 		return row{}, notFound(uuid)
 	}

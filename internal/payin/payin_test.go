@@ -232,9 +232,10 @@ func TestOtherMerchantsPayinsAreUnknown(t *testing.T) {
 // TestReceiptRoundTrips bounds the round trips of a receipt on PostgreSQL,
 // which is what bounds receipts into one hot account: they run one after
 // another in the lane of their slot (payin.Lane). Lock and read the payin,
-// read the reserve, write the balance record, post, enqueue the clearing
-// (its id is read back); the payin's update and the commit go together
-// after these.
+// read the reserve, post (the balance record's insert, its id drawn at
+// random, goes with it: store.Tx.InsertDrawn), enqueue the clearing (its
+// id is read back); the payin's update and the commit go together after
+// these.
 func TestReceiptRoundTrips(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
@@ -257,12 +258,40 @@ func TestReceiptRoundTrips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bound := 5
+		bound := 4
 		if e.DB.Citus() {
 			bound++ // the post's entry is read back there (ledger.postCitus)
 		}
 		if trips > bound {
 			t.Errorf("a receipt took %d round trips before its commit, want at most %d", trips, bound)
+		}
+	})
+}
+
+// TestCreateRoundTrips bounds the round trips of a payin's creation on
+// PostgreSQL before its commit: the account is read (with the BEGIN). The
+// uuid's claim (store.ClaimRandom), the payin's insert and its jobs go with
+// the commit.
+func TestCreateRoundTrips(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has no round trips to the server")
+		}
+		ctx := context.Background()
+		p := e.Merchant(t, "IDR")["IDR"]
+		var trips int
+		err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+			before := tx.RoundTrips()
+			_, err := e.Payins.Create(ctx, tx, p, qris("100000"))
+			trips = tx.RoundTrips() - before
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bound := 1; trips > bound {
+			t.Errorf("a payin's creation took %d round trips before its commit, want at most %d", trips, bound)
 		}
 	})
 }

@@ -221,11 +221,11 @@ func (s *Service) insertTransaction(ctx context.Context, tx *store.Tx, rw *row, 
 	}
 	t.balanceID = rec.ID
 	t.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
-		return store.OneRow(tx.ExecContext(ctx, `INSERT INTO payout_transactions (uuid, payout_id, merchant_id, seq, first_name,
+		return tx.InsertDrawn(ctx, `INSERT INTO payout_transactions (uuid, payout_id, merchant_id, seq, first_name,
 			last_name, email, external_id, amount, fee, params, status, balance_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) ON CONFLICT (merchant_id, uuid) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)`,
 			id, rw.id, rw.merchantID, seq, t.firstName, t.lastName, t.email, t.externalID, amount, fee, t.params,
-			string(t.status), t.balanceID, now.UnixMilli()))
+			string(t.status), t.balanceID, now.UnixMilli())
 	})
 	if err != nil {
 		return txRow{}, fmt.Errorf("create payout transaction: %w", err)

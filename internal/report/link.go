@@ -140,7 +140,7 @@ func keyByID(ctx context.Context, q store.Querier, id string) (signingKey, error
 	return scanKey(q.QueryRowContext(ctx, `SELECT id, secret, created_at, retired_at FROM report_signing_keys WHERE id = $1`, id))
 }
 
-func scanKey(row *sql.Row) (signingKey, error) {
+func scanKey(row store.Row) (signingKey, error) {
 	var (
 		k       signingKey
 		secret  string

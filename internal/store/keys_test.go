@@ -88,6 +88,29 @@ func TestGlobalKeys(t *testing.T) {
 			t.Errorf("ClaimNew = %q, %v; want FREE held by M1, TAKEN still M2's", got, err)
 		}
 
+		// ClaimRandom's draw of a taken key runs the transaction again, with
+		// a new draw, on PostgreSQL (where its claim is sent); on SQLite it
+		// draws again at once.
+		draws = []string{"TAKEN", "FREE2"}
+		runs := 0
+		got, err = store.Do(ctx, db, func(tx *store.Tx) (string, error) {
+			runs++
+			key, err := store.ClaimRandom(ctx, tx, store.KeyPayin, "M1", func() string { d := draws[0]; draws = draws[1:]; return d })
+			if err != nil {
+				return "", err
+			}
+			// The key's row, as a caller writes it next.
+			_, err = tx.ExecContext(ctx, `SELECT 1`)
+			return key, err
+		})
+		wantRuns := 1
+		if db.Dialect() == store.Postgres {
+			wantRuns = 2
+		}
+		if err != nil || got != "FREE2" || runs != wantRuns || owner(store.KeyPayin, "FREE2") != "M1" || owner(store.KeyPayin, "TAKEN") != "M2" {
+			t.Errorf("ClaimRandom = %q, %v after %d runs; want FREE2 held by M1 after %d, TAKEN still M2's", got, err, runs, wantRuns)
+		}
+
 		// A sent claim of a held key fails its transaction, which writes nothing.
 		err = db.Exec(ctx, func(tx *store.Tx) error {
 			if err := store.SendKey(ctx, tx, store.KeyPayin, "NEW", "M1"); err != nil {

@@ -17,7 +17,7 @@ import (
 // result its caller does not read (an insert, a status update, a savepoint)
 // need not wait for its answer: Send queues it, and it goes to the server in
 // one round trip (a pgx batch) with the next statement the transaction runs
-// through Row or Query, or when the transaction ends. Statements still run
+// through QueryRowContext or Query, or when the transaction ends. Statements still run
 // in the order they were written. A queued statement's error is returned by
 // the call that carried it to the server (and by the transaction, which
 // fails), so Send is for statements whose failure is not an answer the
@@ -32,6 +32,9 @@ const maxQueued = 64
 type queued struct {
 	sql  string
 	args []any
+	// drawn marks an insert of an id drawn at random (InsertDrawn): its
+	// unique violation is ErrDrawnTwice.
+	drawn bool
 }
 
 // session is the connection a PostgreSQL transaction runs on, shared by the
@@ -65,24 +68,43 @@ func (tx *Tx) Send(ctx context.Context, query string, args ...any) error {
 	return tx.queue(ctx, query, args...)
 }
 
+// ErrDrawnTwice is the failure of a transaction whose InsertDrawn met an id
+// taken already; Do runs it again, drawing anew.
+var ErrDrawnTwice = errors.New("an id drawn at random was taken already")
+
+// InsertDrawn runs an insert of an id drawn at random (a plain INSERT, no ON
+// CONFLICT, into a table whose only unique key the id is: any unique
+// violation is taken for the id's), for ids from a space so large that a
+// draw taken already is a one-in-billions event, and reports whether the id
+// was free. On PostgreSQL
+// the insert is sent (Send), a round trip fewer than waiting for its answer:
+// it reports true, and a taken id fails the transaction with ErrDrawnTwice,
+// which Do runs again. On SQLite, where a statement costs no round trip, it
+// runs at once and a taken id reports false, for the caller to draw again
+// (InsertUnique).
+func (tx *Tx) InsertDrawn(ctx context.Context, query string, args ...any) (bool, error) {
+	if tx.sess == nil {
+		_, err := tx.ExecContext(ctx, query, args...)
+		if IsUniqueViolation(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	tx.statements++
+	return true, tx.enqueue(ctx, queued{sql: query, args: args, drawn: true})
+}
+
 // queue adds a statement to the session's queue, sending the queue when it is full.
 func (tx *Tx) queue(ctx context.Context, query string, args ...any) error {
-	tx.sess.queue = append(tx.sess.queue, queued{query, args})
+	return tx.enqueue(ctx, queued{sql: query, args: args})
+}
+
+func (tx *Tx) enqueue(ctx context.Context, q queued) error {
+	tx.sess.queue = append(tx.sess.queue, q)
 	if len(tx.sess.queue) >= maxQueued {
 		return tx.flush(ctx)
 	}
 	return nil
-}
-
-// Row runs a query that returns at most one row, carrying the queued
-// statements with it in one round trip on PostgreSQL. As with QueryRowContext,
-// no row is sql.ErrNoRows, from Scan.
-func (tx *Tx) Row(ctx context.Context, query string, args ...any) Row {
-	if tx.sess == nil {
-		return tx.QueryRowContext(ctx, query, args...)
-	}
-	tx.statements++
-	return pipedRow{tx: tx, ctx: ctx, q: queued{query, args}}
 }
 
 type pipedRow struct {
@@ -123,7 +145,7 @@ func (tx *Tx) Query(ctx context.Context, query string, args []any, each func(Row
 		return rows.Err()
 	}
 	tx.statements++
-	_, err := tx.send(ctx, &queued{query, args}, func(rows pgx.Rows) error {
+	_, err := tx.send(ctx, &queued{sql: query, args: args}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			if err := each(rows); err != nil {
 				return err
@@ -206,9 +228,12 @@ func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error)
 			b.Queue(last.sql, last.args...)
 		}
 		br := c.Conn().SendBatch(ctx, b)
-		for range queue {
+		for _, q := range queue {
 			if _, err := br.Exec(); err != nil {
 				br.Close()
+				if q.drawn && IsUniqueViolation(err) {
+					err = fmt.Errorf("%w: %w", ErrDrawnTwice, err)
+				}
 				queuedErr = err
 				return err
 			}

@@ -65,7 +65,7 @@ func (db *DB) prepareMissed(ctx context.Context) {
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tx.statements++
 	if tx.sess != nil {
-		tag, err := tx.send(ctx, &queued{query, args}, nil)
+		tag, err := tx.send(ctx, &queued{sql: query, args: args}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -92,15 +92,17 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 }
 
 // QueryRowContext runs a query that returns at most one row in the
-// transaction, after the queued ones (Send). If those fail, so does the
-// query (the transaction is aborted), and the transaction reports their error.
-func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+// transaction, after the queued ones (Send). On PostgreSQL the query goes
+// to the server with them, in one round trip, when its row's Scan is
+// called (Pipelining); if they fail, so does the query (the transaction is
+// aborted), and the transaction reports their error. As with *sql.Row, no
+// row is sql.ErrNoRows, from Scan.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) Row {
 	tx.statements++
-	_ = tx.flush(ctx)
-	tx.roundTrips++
 	if tx.sess != nil {
-		return tx.sess.conn.QueryRowContext(ctx, query, args...)
+		return pipedRow{tx: tx, ctx: ctx, q: queued{sql: query, args: args}}
 	}
+	tx.roundTrips++
 	if st, ok := tx.db.prepared(ctx, query); ok {
 		return tx.sqlTx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
@@ -147,7 +149,7 @@ func (r *Reader) QueryContext(ctx context.Context, query string, args ...any) (*
 }
 
 // QueryRowContext runs a query that returns at most one row.
-func (r *Reader) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (r *Reader) QueryRowContext(ctx context.Context, query string, args ...any) Row {
 	if st := r.prepared(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -165,7 +167,7 @@ func (r *Reader) Query(query string, args ...any) (*sql.Rows, error) {
 }
 
 // QueryRow is QueryRowContext without a context.
-func (r *Reader) QueryRow(query string, args ...any) *sql.Row {
+func (r *Reader) QueryRow(query string, args ...any) Row {
 	return r.QueryRowContext(context.Background(), query, args...)
 }
 

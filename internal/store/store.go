@@ -232,9 +232,10 @@ func (db *DB) SkipLocked(of string) string {
 	return ""
 }
 
-// Querier is what both *sql.DB and *Tx offer, so read helpers take either.
+// Querier is what both the read pool (*Reader) and *Tx offer, so read
+// helpers take either.
 type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryRowContext(ctx context.Context, query string, args ...any) Row
 }

@@ -56,14 +56,16 @@ func (tx *Tx) DB() *DB { return tx.db }
 func (tx *Tx) AfterCommit(f func()) { tx.afterCommit = append(tx.afterCommit, f) }
 
 // maxAttempts bounds the retries of a transaction that PostgreSQL aborted for
-// a serialization failure or a deadlock; the function is pure with respect to
-// the database, so running it again is safe.
+// a serialization failure, a deadlock or an id drawn twice (InsertDrawn);
+// the function is pure with respect to the database, so
+// running it again is safe.
 const maxAttempts = 4
 
 // Do runs fn in one write transaction and commits it, running fn again
-// (up to maxAttempts) when PostgreSQL aborts it for a serialization failure
-// or a deadlock. Whatever must be one atomic fact with fn's writes (an
-// idempotency claim, say) is written by fn itself, in tx.
+// (up to maxAttempts) when PostgreSQL aborts it for a serialization
+// failure, a deadlock or an id drawn twice. Whatever must be one
+// atomic fact with fn's writes (an idempotency claim, say) is written by fn
+// itself, in tx.
 func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
 	for attempt := 1; ; attempt++ {
@@ -199,10 +201,7 @@ func (tx *Tx) end() {
 
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40001" || pgErr.Code == "40P01"
-	}
-	return false
+	return errors.Is(err, ErrDrawnTwice) || errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
 // IsNoRows reports whether err says a query found no row.

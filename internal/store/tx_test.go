@@ -293,6 +293,10 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 		const n = 15
 		errs := make([]error, n)
 		hooks := make([]int, n)
+		draws := make([][]string, n)
+		for i := range n {
+			draws[i] = []string{fmt.Sprintf("item-%d", i), fmt.Sprintf("drawn-%d", i)}
+		}
 		for i := range n {
 			wg.Go(func() {
 				errs[i] = db.Exec(ctx, func(tx *store.Tx) error {
@@ -310,6 +314,12 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 						return err
 					case 3: // a failing statement sent, whose error only the release sees
 						return tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, fmt.Sprintf("item-%d", i))
+					case 4: // an id drawn twice: on PostgreSQL the item runs again
+						_, err := store.InsertUnique(ctx, func() string { d := draws[i][0]; draws[i] = draws[i][1:]; return d },
+							func(k string) (bool, error) {
+								return tx.InsertDrawn(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, k)
+							})
+						return err
 					}
 					return nil
 				})
@@ -343,6 +353,11 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 			if got := committedRows(t, db, fmt.Sprintf("item-%d", i)); got != want {
 				t.Errorf("item %d: %d committed rows, want %d", i, got, want)
 			}
+			if i%5 == 4 {
+				if got := committedRows(t, db, fmt.Sprintf("drawn-%d", i)); got != 1 {
+					t.Errorf("item %d: its second draw has %d committed rows, want 1", i, got)
+				}
+			}
 			if hooks[i] != want {
 				t.Errorf("item %d: hooks ran %d times, want %d", i, hooks[i], want)
 			}
@@ -365,7 +380,7 @@ func TestSentStatementsGoWithTheNext(t *testing.T) {
 					return err
 				}
 			}
-			if err := tx.Row(ctx, `SELECT SUM(v) FROM kv_test WHERE k LIKE 'sent-%'`).Scan(&sum); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT SUM(v) FROM kv_test WHERE k LIKE 'sent-%'`).Scan(&sum); err != nil {
 				return err
 			}
 			trips = tx.RoundTrips()
