@@ -229,6 +229,24 @@ func TestOtherMerchantsPayinsAreUnknown(t *testing.T) {
 	})
 }
 
+// roundTrips runs call in a transaction and returns the round trips to the
+// server it took before the commit.
+func roundTrips(t *testing.T, db *store.DB, call func(ctx context.Context, tx *store.Tx) error) int {
+	t.Helper()
+	ctx := context.Background()
+	var trips int
+	err := db.Exec(ctx, func(tx *store.Tx) error {
+		before := tx.RoundTrips()
+		err := call(ctx, tx)
+		trips = tx.RoundTrips() - before
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trips
+}
+
 // TestReceiptRoundTrips bounds the round trips of a receipt on PostgreSQL,
 // which is what bounds receipts into one hot account: they run one after
 // another in the lane of their slot (payin.Lane). Lock and read the payin,
@@ -242,22 +260,15 @@ func TestReceiptRoundTrips(t *testing.T) {
 		if e.DB.Dialect() != store.Postgres {
 			t.Skip("SQLite has no round trips to the server")
 		}
-		ctx := context.Background()
 		p := e.Merchant(t, "IDR")["IDR"]
-		pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris("100000"))
+		pin, err := storetest.Write(context.Background(), e.DB, e.Payins.Create, p, qris("100000"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var trips int
-		err = e.DB.Exec(ctx, func(tx *store.Tx) error {
-			before := tx.RoundTrips()
+		trips := roundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
 			_, err := e.Payins.Simulate(ctx, tx, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"})
-			trips = tx.RoundTrips() - before
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		bound := 4
 		if e.DB.Citus() {
 			bound++ // the post's entry is read back there (ledger.postCitus)
@@ -278,18 +289,11 @@ func TestCreateRoundTrips(t *testing.T) {
 		if e.DB.Dialect() != store.Postgres {
 			t.Skip("SQLite has no round trips to the server")
 		}
-		ctx := context.Background()
 		p := e.Merchant(t, "IDR")["IDR"]
-		var trips int
-		err := e.DB.Exec(ctx, func(tx *store.Tx) error {
-			before := tx.RoundTrips()
+		trips := roundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
 			_, err := e.Payins.Create(ctx, tx, p, qris("100000"))
-			trips = tx.RoundTrips() - before
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if bound := 1; trips > bound {
 			t.Errorf("a payin's creation took %d round trips before its commit, want at most %d", trips, bound)
 		}
