@@ -17,10 +17,7 @@ import (
 var migrations embed.FS
 
 // migrationLockID is the PostgreSQL advisory lock that serialises migrations
-// when several payd processes start at once, one lock per schema (mixed
-// with the schema name's hash): payd's schemas are migrated each on its
-// own, and databases that hold many (the tests') need not wait for each
-// other's.
+// when several payd processes start at once.
 const migrationLockID = 7_201_118_406
 
 // Migration is one numbered schema step.
@@ -100,10 +97,10 @@ func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, e
 	}
 	defer conn.Close()
 	if db.dialect == Postgres {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1::bigint # hashtext(current_schema()))", migrationLockID); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockID); err != nil {
 			return nil, fmt.Errorf("migrate: lock: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1::bigint # hashtext(current_schema()))", migrationLockID)
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockID)
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
