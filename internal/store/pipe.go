@@ -17,12 +17,12 @@ import (
 // result its caller does not read (an insert, a status update, a savepoint)
 // need not wait for its answer: Send queues it, and it goes to the server in
 // one round trip (a pgx batch) with the next statement the transaction runs
-// through QueryRowContext or Query, or when the transaction ends. Statements still run
-// in the order they were written. A queued statement's error is returned by
-// the call that carried it to the server (and by the transaction, which
-// fails), so Send is for statements whose failure is not an answer the
-// caller handles: a statement whose unique violation means "exists already"
-// runs with ExecContext.
+// through QueryRowContext or Query, or when the transaction ends.
+// Statements still run in the order they were written. A queued statement's
+// error is returned by the call that carried it to the server (and by the
+// transaction, which fails), so Send is for statements whose failure is not
+// an answer the caller handles: a statement whose unique violation means
+// "exists already" runs with ExecContext (or InsertDrawn, below).
 //
 // On SQLite there is no round trip to save: Send runs the statement at once.
 
@@ -76,12 +76,11 @@ var ErrDrawnTwice = errors.New("an id drawn at random was taken already")
 // CONFLICT, into a table whose only unique key the id is: any unique
 // violation is taken for the id's), for ids from a space so large that a
 // draw taken already is a one-in-billions event, and reports whether the id
-// was free. On PostgreSQL
-// the insert is sent (Send), a round trip fewer than waiting for its answer:
-// it reports true, and a taken id fails the transaction with ErrDrawnTwice,
-// which Do runs again. On SQLite, where a statement costs no round trip, it
-// runs at once and a taken id reports false, for the caller to draw again
-// (InsertUnique).
+// was free. On PostgreSQL the insert is sent (Send), a round trip fewer than
+// waiting for its answer: it reports true, and a taken id fails the
+// transaction with ErrDrawnTwice, which Do runs again. On SQLite, where a
+// statement costs no round trip, it runs at once and a taken id reports
+// false, for the caller to draw again (InsertUnique).
 func (tx *Tx) InsertDrawn(ctx context.Context, query string, args ...any) (bool, error) {
 	if tx.sess == nil {
 		_, err := tx.ExecContext(ctx, query, args...)
@@ -94,11 +93,12 @@ func (tx *Tx) InsertDrawn(ctx context.Context, query string, args ...any) (bool,
 	return true, tx.enqueue(ctx, queued{sql: query, args: args, drawn: true})
 }
 
-// queue adds a statement to the session's queue, sending the queue when it is full.
+// queue adds a statement to the session's queue (enqueue).
 func (tx *Tx) queue(ctx context.Context, query string, args ...any) error {
 	return tx.enqueue(ctx, queued{sql: query, args: args})
 }
 
+// enqueue adds q to the session's queue, sending the queue when it is full.
 func (tx *Tx) enqueue(ctx context.Context, q queued) error {
 	tx.sess.queue = append(tx.sess.queue, q)
 	if len(tx.sess.queue) >= maxQueued {

@@ -249,13 +249,16 @@ func schemaDSN(t testing.TB, env string, extra map[string]string) string {
 		}
 		defer admin.Close()
 		// On Citus two schemas dropped at once can deadlock on the
-		// metadata they share; the one cancelled tries again.
-		for range 5 {
-			if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err == nil {
+		// metadata they share; the one cancelled tries again, after a
+		// pause that grows, so that the other drop is over by then (tried
+		// at once, it met the next drop again: a CI run left 20 schemas).
+		for try := 1; try <= 5; try++ {
+			if _, err = admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err == nil {
 				return
 			}
+			time.Sleep(time.Duration(try) * 250 * time.Millisecond)
 		}
-		t.Logf("schema %s is left behind: it could not be dropped", schema)
+		t.Logf("schema %s is left behind: %v", schema, err)
 	})
 	u, err := url.Parse(base)
 	if err != nil {
