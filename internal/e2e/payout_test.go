@@ -399,16 +399,22 @@ func TestPayoutRules(t *testing.T) {
 // TestPayoutRaceNeverOverdraws: twenty payouts racing for a balance that
 // covers only some of them: each is accepted or refused with
 // INSUFFICIENT_FUNDS, and the accepted ones add up to at most the balance.
+// They are scheduled a day ahead, so that all the funds they hold are still
+// outgoing when the balance is read: a payout submitted at once completes 3 s
+// later on the real clock, and on a slow run one did before the last of the
+// twenty answered.
 func TestPayoutRaceNeverOverdraws(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")
+		body := with(payoutBody("AUD", "au_bank_aud", "149.50", bsbOK),
+			map[string]any{"scheduled_at": p.clockNow(m).Add(24 * time.Hour).UTC().Format(time.RFC3339)})
 		var wg sync.WaitGroup
 		var accepted, refused atomic.Int32
 		for range 20 {
 			wg.Go(func() {
-				r := p.do(req{method: "POST", path: "/v2/payouts", as: &m, body: payoutBody("AUD", "au_bank_aud", "149.50", bsbOK)})
+				r := p.do(req{method: "POST", path: "/v2/payouts", as: &m, body: body})
 				switch {
 				case r.Status == 201:
 					accepted.Add(1)

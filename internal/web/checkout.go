@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	qrcode "github.com/skip2/go-qrcode"
-
 	"payd/internal/fault"
 	"payd/internal/gateway"
 )
@@ -343,12 +341,7 @@ func (h *checkoutPage) servePayIDQR(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, http.StatusNotFound, nil)
 		return
 	}
-	png, err := qrcode.Encode(offer.PayID, qrcode.Medium, qrSizePixels)
-	if err != nil {
+	if err := writeQR(w, offer.PayID); err != nil {
 		h.fail(w, id, fmt.Errorf("render PayID QR of gateway payment %d: %w", id, err))
-		return
 	}
-	setPayHeaders(w.Header(), nil)
-	w.Header().Set("Content-Type", "image/png")
-	w.Write(png)
 }

@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	qrcode "github.com/skip2/go-qrcode"
-
 	"payd/internal/fault"
 	"payd/internal/gateway"
 )
@@ -279,14 +277,9 @@ func (h *linkPage) serveQR(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, http.StatusNotFound)
 		return
 	}
-	png, err := qrcode.Encode(pg.QRString, qrcode.Medium, qrSizePixels)
-	if err != nil {
+	if err := writeQR(w, pg.QRString); err != nil {
 		h.fail(w, uuid, fmt.Errorf("render KHQR of payin link %s: %w", uuid, err))
-		return
 	}
-	setPayHeaders(w.Header(), nil)
-	w.Header().Set("Content-Type", "image/png")
-	w.Write(png)
 }
 
 // setLinkHeaders: the pay pages' strict policy, with the page's own script,
