@@ -39,7 +39,7 @@ func newQueue(db *store.DB, clk clock.Clock) (*job.Queue, *outcomes) {
 	return job.New(db, clk, slog.New(slog.DiscardHandler), o.observe), o
 }
 
-// newMerchant inserts a merchant row (jobs.clock_of points at merchants) and returns its id.
+// newMerchant inserts a merchant row (a job of a merchant runs on its clock) and returns its id.
 func newMerchant(t testing.TB, db *store.DB) string {
 	t.Helper()
 	id := store.RandomID(store.UUIDLen)

@@ -7,6 +7,13 @@
 // whose handler only touches the database takes effect exactly once, however
 // processes crash. On PostgreSQL, several processes share the queue
 // (FOR UPDATE SKIP LOCKED); a job is never run by two at once.
+//
+// A job belongs to the merchant whose clock it runs on (Options.ClockOf; none
+// for a job on the real clock), and the queue is keyed by that merchant
+// (jobs.merchant_id, empty for none): on Citus a merchant's jobs live on its
+// shard, so enqueuing and running one stays on that shard. Citus cannot lock
+// rows of a query across shards, so there a worker first reads which
+// merchants have due jobs, then claims one merchant's (runAcross).
 package job
 
 import (
@@ -17,6 +24,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,8 +34,10 @@ import (
 
 // Job is a claimed job as its handler sees it.
 type Job struct {
-	ID      int64
-	Kind    string
+	ID   int64
+	Kind string
+	// ClockOf is the merchant the job belongs to and whose clock it runs
+	// on ("" for none).
 	ClockOf string
 	Payload json.RawMessage
 	// Attempt counts from 1.
@@ -66,10 +76,12 @@ type Queue struct {
 	// enqueued: a job whose transaction rolled back never runs, so an entry
 	// older than maxLaneHold is forgotten.
 	laneHeld map[int64]time.Time
-	// running are this process's job transactions under way on Citus,
-	// from their claim until their commit has returned (RunDue waits for
-	// them).
-	running inFlight
+	// hintMu guards hinted, the merchants of due jobs this process has
+	// enqueued (Citus only, see runAny), and polledAt, when a worker last
+	// asked every shard for due jobs.
+	hintMu   sync.Mutex
+	hinted   map[string]bool
+	polledAt time.Time
 	// PollInterval is how often idle workers look for jobs enqueued by other
 	// processes or that became due (a local enqueue wakes them at once).
 	PollInterval time.Duration
@@ -81,7 +93,7 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 		observe = func(string, string, time.Duration) {}
 	}
 	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
-		wake: make(chan struct{}, 1), laneHeld: map[int64]time.Time{}, PollInterval: 250 * time.Millisecond}
+		wake: make(chan struct{}, 1), laneHeld: map[int64]time.Time{}, hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
 }
 
 // Handle registers the handler of a job kind.
@@ -102,8 +114,8 @@ func (q *Queue) handler(kind string) (Handler, bool) {
 type Options struct {
 	// RunAt is when the job becomes due; zero means now.
 	RunAt time.Time
-	// ClockOf names the merchant whose (sandbox test) clock RunAt is read on;
-	// empty means the real clock.
+	// ClockOf names the merchant whose (sandbox test) clock RunAt is read on,
+	// and whose rows hold the job; empty means the real clock.
 	ClockOf string
 	// UniqueKey, when set, makes a second enqueue with the same key a no-op.
 	UniqueKey string
@@ -133,14 +145,14 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	if opt.MaxAttempts <= 0 {
 		opt.MaxAttempts = defaultMaxAttempts
 	}
-	const insert = `INSERT INTO jobs (kind, clock_of, payload, run_at, max_attempts, state, unique_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (unique_key) DO NOTHING`
-	args := []any{kind, nullable(opt.ClockOf), string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
+	const insert = `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (merchant_id, unique_key) DO NOTHING`
+	args := []any{kind, opt.ClockOf, string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
 	if opt.Lane == "" || tx.DB().Dialect() != store.Postgres {
 		if err := tx.Send(ctx, insert, args...); err != nil {
 			return fmt.Errorf("enqueue %s: %w", kind, err)
 		}
-		tx.AfterCommit(q.Wake)
+		tx.AfterCommit(func() { q.wakeFor(opt.ClockOf, runAt) })
 		return nil
 	}
 	var id int64
@@ -155,16 +167,16 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	q.laneMu.Lock()
 	q.laneHeld[id] = q.clock.Now()
 	q.laneMu.Unlock()
-	tx.AfterCommit(func() { q.runInLane(opt.Lane, id) })
+	tx.AfterCommit(func() { q.runInLane(opt.Lane, opt.ClockOf, id) })
 	return nil
 }
 
 // maxLaneHold bounds how long workers leave a job to its lane run.
 const maxLaneHold = 10 * time.Second
 
-// runInLane runs job id at once, in lane, if the queue is being worked
-// (Run); otherwise, or if it cannot, the workers find the job as usual.
-func (q *Queue) runInLane(lane string, id int64) {
+// runInLane runs job id of merchant at once, in lane, if the queue is being
+// worked (Run); otherwise, or if it cannot, the workers find the job as usual.
+func (q *Queue) runInLane(lane, merchant string, id int64) {
 	q.laneMu.Lock()
 	defer q.laneMu.Unlock()
 	if q.laneCtx == nil {
@@ -181,7 +193,7 @@ func (q *Queue) runInLane(lane string, id int64) {
 		// times, a millisecond or so apart, while the job is still queued.
 		for try := 1; ; try++ {
 			var queued bool
-			if ran, queued = q.runLaned(ctx, lane, id); ran || !queued || try == laneTries || ctx.Err() != nil {
+			if ran, queued = q.runLaned(ctx, lane, merchant, id); ran || !queued || try == laneTries || ctx.Err() != nil {
 				break
 			}
 			select {
@@ -193,7 +205,7 @@ func (q *Queue) runInLane(lane string, id int64) {
 		delete(q.laneHeld, id)
 		q.laneMu.Unlock()
 		if !ran {
-			q.Wake() // a worker may have held it a moment, or it failed: it is theirs now
+			q.wakeFor(merchant, time.Time{}) // a worker may have held it a moment, or it failed: it is theirs now
 		}
 	})
 }
@@ -207,19 +219,16 @@ func (q *Queue) runInLane(lane string, id int64) {
 //
 // When it claimed nothing, queued reports whether the job is still in the
 // queue, untried: another transaction had it locked.
-func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queued bool) {
+func (q *Queue) runLaned(ctx context.Context, lane, merchant string, id int64) (ran, queued bool) {
 	var j Job
 	started := q.clock.Now()
-	var claimed []string
-	defer func() { q.running.done(claimed) }()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		jobs, err := q.claimOne(ctx, tx, id)
+		jobs, err := q.claimOne(ctx, tx, merchant, id)
 		if err != nil || len(jobs) == 0 {
 			j = Job{}
 			return err
 		}
 		j = jobs[0]
-		claimed = q.running.add(q.db, claimed, jobs)
 		return q.run(ctx, tx, j)
 	})
 	switch {
@@ -233,7 +242,7 @@ func (q *Queue) runLaned(ctx context.Context, lane string, id int64) (ran, queue
 		return false, false
 	case j.ID == 0:
 		var n int
-		err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE id = $1 AND state = 'available' AND attempts = 0`, id).Scan(&n)
+		err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE merchant_id = $1 AND id = $2 AND state = 'available' AND attempts = 0`, merchant, id).Scan(&n)
 		return false, err == nil && n > 0
 	}
 	q.observe(j.Kind, "done", q.clock.Now().Sub(started))
@@ -266,16 +275,16 @@ func ClockOffsetOf(column string) string {
 	return `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = ` + column + `), 0)`
 }
 
-// claimOne deletes job id, returning it, if it is due and still waiting for
-// its first run (a worker may have run it, or be running it, already); the
-// deletion commits with the job's work.
-func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, id int64) ([]Job, error) {
+// claimOne deletes job id of merchant, returning it, if it is due and still
+// waiting for its first run (a worker may have run it, or be running it,
+// already); the deletion commits with the job's work.
+func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, merchant string, id int64) ([]Job, error) {
 	var jobs []Job
-	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.id IN (SELECT c.id FROM jobs c
-		WHERE c.id = $1 AND c.state = 'available' AND c.attempts = 0
-		  AND c.run_at <= $2 + `+ClockOffsetOf("c.clock_of")+q.db.SkipLocked("c")+`)
-		RETURNING j.id, j.kind, j.clock_of, j.payload, j.attempts, `+ClockOffsetOf("j.clock_of"),
-		[]any{id, q.clock.Now().UnixMilli()}, func(row store.Row) error {
+	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $3 AND j.id IN (SELECT c.id FROM jobs c
+		WHERE c.merchant_id = $3 AND c.id = $1 AND c.state = 'available' AND c.attempts = 0
+		  AND c.run_at <= $2 + `+ClockOffsetOf("c.merchant_id")+q.db.SkipLocked("c")+`)
+		RETURNING j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id"),
+		[]any{id, q.clock.Now().UnixMilli(), merchant}, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
 			return err
@@ -291,6 +300,17 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
+}
+
+// wakeFor tells the workers of a job of merchant enqueued by this process,
+// due at runAt on the merchant's clock. One due later is left to their
+// polls: they would find nothing now.
+func (q *Queue) wakeFor(merchant string, runAt time.Time) {
+	if runAt.After(q.clock.Now()) {
+		return
+	}
+	q.hint(merchant)
+	q.Wake()
 }
 
 // Wake makes idle workers look for work now.
@@ -322,7 +342,7 @@ func (q *Queue) worker(ctx context.Context) {
 	ticker := time.NewTicker(q.PollInterval)
 	defer ticker.Stop()
 	for ctx.Err() == nil {
-		ran, err := q.runBatch(ctx, "", claimBatch)
+		ran, err := q.runAny(ctx)
 		if err != nil && ctx.Err() == nil {
 			q.log.Error("job queue", "err", err)
 		}
@@ -337,13 +357,78 @@ func (q *Queue) worker(ctx context.Context) {
 	}
 }
 
-// dueWhere selects due jobs: run_at is read on the clock of clock_of's
-// merchant. $1 is the real time; $3 is the real time plus the largest
+// runAny runs a batch of due jobs of any merchant, for a worker. On Citus,
+// where learning which merchants have due jobs asks every shard, it runs
+// the jobs of the merchants hinted by this process's enqueues first, and
+// asks every shard at most once a PollInterval across its workers.
+func (q *Queue) runAny(ctx context.Context) (int, error) {
+	if !q.db.Citus() {
+		return q.runBatch(ctx, scope{all: true}, claimBatch)
+	}
+	if merchants := q.takeHinted(); len(merchants) > 0 {
+		return q.runAcross(ctx, merchants, claimBatch)
+	}
+	q.hintMu.Lock()
+	poll := q.clock.Now().Sub(q.polledAt) >= q.PollInterval
+	if poll {
+		q.polledAt = q.clock.Now()
+	}
+	q.hintMu.Unlock()
+	if !poll {
+		return 0, nil
+	}
+	return q.runBatch(ctx, scope{all: true}, claimBatch)
+}
+
+// hint records merchants with jobs due, for runAny (Citus only).
+func (q *Queue) hint(merchants ...string) {
+	if !q.db.Citus() || len(merchants) == 0 {
+		return
+	}
+	q.hintMu.Lock()
+	defer q.hintMu.Unlock()
+	for _, m := range merchants {
+		q.hinted[m] = true
+	}
+}
+
+// takeHinted returns the hinted merchants, in a random order, and forgets them.
+func (q *Queue) takeHinted() []string {
+	q.hintMu.Lock()
+	defer q.hintMu.Unlock()
+	out := make([]string, 0, len(q.hinted))
+	for m := range q.hinted {
+		out = append(out, m)
+	}
+	clear(q.hinted)
+	return out
+}
+
+// dueWhere selects due jobs: run_at is read on the clock of the job's
+// merchant. $1 is the real time; $2 is the real time plus the largest
 // merchant clock offset, a bound that lets the (state, run_at) index stop
 // the scan at the due jobs instead of reading every waiting one (each
 // pending payin waits with an expiry job).
-var dueWhere = `j.state = 'available' AND j.run_at <= $3
-	AND j.run_at <= $1 + ` + ClockOffsetOf("j.clock_of")
+var dueWhere = `j.state = 'available' AND j.run_at <= $2
+	AND j.run_at <= $1 + ` + ClockOffsetOf("j.merchant_id")
+
+// scope is whose jobs a claim takes: every merchant's (and those of no
+// merchant) when all is set, otherwise merchant's alone ("" for those of no
+// merchant).
+type scope struct {
+	all      bool
+	merchant string
+}
+
+// filter appends the scope's condition on jobs j to a query's args, and
+// returns the condition.
+func (sc scope) filter(args []any) (string, []any) {
+	if sc.all {
+		return "", args
+	}
+	args = append(args, sc.merchant)
+	return " AND j.merchant_id = $" + strconv.Itoa(len(args)), args
+}
 
 // dueBound is the real time plus the largest merchant clock offset (zero
 // in production).
@@ -356,26 +441,93 @@ func (q *Queue) dueBound(ctx context.Context, now int64) (int64, error) {
 // RunOne claims one due job (of merchant clockOf only, when given), runs
 // it, and reports whether there was one.
 func (q *Queue) RunOne(ctx context.Context, clockOf string) (bool, error) {
-	n, err := q.runBatch(ctx, clockOf, 1)
+	n, err := q.runBatch(ctx, scope{all: clockOf == "", merchant: clockOf}, 1)
 	return n > 0, err
 }
 
-// runBatch claims up to limit due jobs (of merchant clockOf only, when
-// given), runs them in one transaction, and returns how many it claimed.
-func (q *Queue) runBatch(ctx context.Context, clockOf string, limit int) (int, error) {
+// runBatch claims up to limit due jobs of sc, runs them in one transaction,
+// and returns how many it claimed.
+func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) {
 	now := q.clock.Now().UnixMilli()
-	// A cheap look on the read path first: idle polling must not take SQLite's write lock.
-	var probe int
 	bound, err := q.dueBound(ctx, now)
 	if err != nil {
 		return 0, err
 	}
-	err = q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2) LIMIT 1) d`,
-		now, clockOf, bound).Scan(&probe)
+	if sc.all && q.db.Citus() {
+		merchants, err := q.dueMerchants(ctx, now, bound)
+		if err != nil {
+			return 0, err
+		}
+		return q.runAcross(ctx, merchants, limit)
+	}
+	// A cheap look on the read path first: idle polling must not take
+	// SQLite's write lock. Of every merchant, it spans merchants (not on
+	// Citus: runAcross), as the claim does.
+	var probe int
+	where, args := sc.filter([]any{now, bound})
+	err = q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+where+` LIMIT 1) d`, args...).Scan(&probe)
 	if err != nil || probe == 0 {
 		return 0, err
 	}
-	return q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claim(ctx, tx, now, bound, clockOf, limit) })
+	return q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claim(ctx, tx, now, bound, sc, limit) })
+}
+
+// acrossMerchants bounds how many merchants with due jobs dueMerchants reads.
+const acrossMerchants = 16
+
+// dueMerchants lists some merchants with due jobs (up to acrossMerchants,
+// in a random order, so that workers spread over them), for runAcross.
+func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, error) {
+	// It spans merchants: a multi-shard read, without locks.
+	rows, err := q.db.Read().QueryContext(ctx, `SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` LIMIT `+strconv.Itoa(acrossMerchants), now, bound)
+	if err != nil {
+		return nil, fmt.Errorf("find due jobs: %w", err)
+	}
+	defer rows.Close()
+	var merchants []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return nil, fmt.Errorf("find due jobs: %w", err)
+		}
+		merchants = append(merchants, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find due jobs: %w", err)
+	}
+	rand.Shuffle(len(merchants), func(i, j int) { merchants[i], merchants[j] = merchants[j], merchants[i] })
+	return merchants, nil
+}
+
+// runAcross claims and runs up to limit due jobs of merchants, one
+// transaction per merchant (on its shard, on Citus), and returns how many
+// it claimed. A merchant whose batch was full may have more: it is hinted
+// again.
+func (q *Queue) runAcross(ctx context.Context, merchants []string, limit int) (int, error) {
+	now := q.clock.Now().UnixMilli()
+	bound, err := q.dueBound(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	ran := 0
+	for i, m := range merchants {
+		if ran >= limit {
+			q.hint(merchants[i:]...)
+			break
+		}
+		n, err := q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) {
+			return q.claim(ctx, tx, now, bound, scope{merchant: m}, limit-ran)
+		})
+		if err != nil {
+			q.hint(merchants[i:]...)
+			return ran, err
+		}
+		if n == limit-ran {
+			q.hint(m)
+		}
+		ran += n
+	}
+	return ran, nil
 }
 
 // runJobs runs the jobs that claim locks, in one transaction, and returns
@@ -389,8 +541,6 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 	var results []ran
 	claimed := 0
 	started := q.clock.Now()
-	var inFlight []string
-	defer func() { q.running.done(inFlight) }()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
 		results = results[:0]
 		jobs, err := claim(tx)
@@ -398,7 +548,6 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 			return err
 		}
 		claimed = len(jobs)
-		inFlight = q.running.add(q.db, inFlight, jobs)
 		for _, j := range jobs {
 			outcome, runErr, err := q.runClaimed(ctx, tx, j)
 			if err != nil {
@@ -436,7 +585,7 @@ func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome st
 		if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT job_run`); err != nil {
 			return "", nil, err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = $1`, j.ID)
+		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE merchant_id = $1 AND id = $2`, j.ClockOf, j.ID)
 		return "done", nil, err
 	}
 	if ctx.Err() != nil {
@@ -456,23 +605,22 @@ func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome st
 // effects commit together, one flush for all.
 const claimBatch = 16
 
-// claim locks up to limit due jobs (of merchant clockOf only, when given).
-func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, clockOf string, limit int) ([]Job, error) {
+// claim locks up to limit due jobs of sc.
+func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc scope, limit int) ([]Job, error) {
 	for attempt := 1; ; attempt++ {
 		held := q.heldForLanes()
-		args := []any{now, clockOf, bound, limit}
-		notHeld := ""
+		where, args := sc.filter([]any{now, bound, limit})
 		if len(held) > 0 {
-			notHeld = ` AND j.id <> ALL($5::bigint[])`
 			args = append(args, held)
+			where += ` AND j.id <> ALL($` + strconv.Itoa(len(args)) + `::bigint[])`
 		}
 		if err := tx.Send(ctx, `SAVEPOINT job_claim`); err != nil {
 			return nil, err
 		}
 		var jobs []Job
-		err := tx.Query(ctx, `SELECT j.id, j.kind, j.clock_of, j.payload, j.attempts, `+ClockOffsetOf("j.clock_of")+` FROM jobs j
-			WHERE `+dueWhere+` AND ($2 = '' OR j.clock_of = $2)`+notHeld+`
-			ORDER BY j.run_at, j.id LIMIT $4`+q.db.SkipLocked("j"), args, func(row store.Row) error {
+		err := tx.Query(ctx, `SELECT j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id")+` FROM jobs j
+			WHERE `+dueWhere+where+`
+			ORDER BY j.run_at, j.id LIMIT $3`+q.db.SkipLocked("j"), args, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
 			return err
@@ -510,14 +658,10 @@ const maxClaimAttempts = 3
 // scanJob reads a claimed job, counting this run among its attempts.
 func scanJob(row store.Row) (Job, error) {
 	var j Job
-	var clockOfCol *string
 	var payload string
 	var offsetMillis int64
-	if err := row.Scan(&j.ID, &j.Kind, &clockOfCol, &payload, &j.Attempt, &offsetMillis); err != nil {
+	if err := row.Scan(&j.ID, &j.Kind, &j.ClockOf, &payload, &j.Attempt, &offsetMillis); err != nil {
 		return Job{}, err
-	}
-	if clockOfCol != nil {
-		j.ClockOf = *clockOfCol
 	}
 	j.Payload = json.RawMessage(payload)
 	j.ClockOffset = time.Duration(offsetMillis) * time.Millisecond
@@ -551,8 +695,8 @@ func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr e
 	var state string
 	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
 		state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
-		run_at = $2 + `+ClockOffsetOf("jobs.clock_of")+`
-		WHERE id = $3 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ID).Scan(&state)
+		run_at = $2 + `+ClockOffsetOf("jobs.merchant_id")+`
+		WHERE merchant_id = $3 AND id = $4 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ClockOf, j.ID).Scan(&state)
 	if err != nil {
 		return "", fmt.Errorf("record failure of job %d: %w", j.ID, err)
 	}
@@ -576,7 +720,8 @@ func Backoff(attempt int) time.Duration {
 // The sandbox test clock calls it after moving forward.
 func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 	for ctx.Err() == nil {
-		ran, err := q.runBatch(ctx, merchantID, claimBatch)
+		sc := scope{merchant: merchantID}
+		ran, err := q.runBatch(ctx, sc, claimBatch)
 		if err != nil {
 			return err
 		}
@@ -590,17 +735,15 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		if err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
-		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE `+dueWhere+` AND j.clock_of = $2`,
-			now, merchantID, bound).Scan(&n); err != nil {
+		where, args := sc.filter([]any{now, bound})
+		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE `+dueWhere+where, args...).Scan(&n); err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
-		// On Citus the queue is on the coordinator and the rows a job
-		// changes on the workers, and a commit there is seen on the
-		// coordinator before the workers' parts of it (two-phase commit,
-		// no snapshot across nodes): a job gone from the queue may not
-		// show its effects yet. Those of this process's runs are there
-		// once their commits have returned.
-		if n == 0 && !q.running.any(merchantID) {
+		// On Citus the merchant's jobs are on its shard with the rows they
+		// change, so a job gone from the queue shows its effects there too.
+		// (When the queue was on the coordinator, two-phase commits with no
+		// snapshot across nodes let a job be gone before its effects showed.)
+		if n == 0 {
 			return nil
 		}
 		select {
@@ -609,50 +752,4 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		}
 	}
 	return ctx.Err()
-}
-
-// inFlight counts job transactions under way by the merchant whose clock
-// their jobs run on (Job.ClockOf). Only Citus needs it (see RunDue).
-type inFlight struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// add counts jobs, claimed in a transaction on db, and returns keys with
-// their merchants appended, for done once the commit has returned.
-func (f *inFlight) add(db *store.DB, keys []string, jobs []Job) []string {
-	if !db.Citus() {
-		return keys
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.n == nil {
-		f.n = map[string]int{}
-	}
-	for _, j := range jobs {
-		f.n[j.ClockOf]++
-		keys = append(keys, j.ClockOf)
-	}
-	return keys
-}
-
-// done uncounts what add counted.
-func (f *inFlight) done(keys []string) {
-	if len(keys) == 0 {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, k := range keys {
-		if f.n[k]--; f.n[k] == 0 {
-			delete(f.n, k)
-		}
-	}
-}
-
-// any reports whether a transaction of merchantID's jobs is under way.
-func (f *inFlight) any(merchantID string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n[merchantID] > 0
 }

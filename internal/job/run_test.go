@@ -171,16 +171,32 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 }
 
 // TestTwoProcessesRunEachJobOnce runs two queues on two connections pools
-// ("processes") against one PostgreSQL database, two workers each. Every job
-// must run exactly once. The first job holds its transaction open until
+// ("processes") against one PostgreSQL (or Citus) database, two workers
+// each. Every job must run exactly once. The jobs belong to ten merchants
+// and to none; on Citus they are on those merchants' shards, where the
+// process that enqueued them knows their merchants and the other finds them
+// by asking every shard. The first job holds its transaction open until
 // twenty others have committed, so the test also proves that workers run
 // concurrently and skip a job another worker holds.
 func TestTwoProcessesRunEachJobOnce(t *testing.T) {
 	t.Parallel()
+	for _, target := range storetest.PostgresTargets() {
+		t.Run(target.Name, func(t *testing.T) {
+			t.Parallel()
+			dsn := target.DSN(t)
+			dbA, dbB := storetest.Open(t, dsn), storetest.Open(t, dsn)
+			twoProcessesRunEachJobOnce(t, dbA, dbB)
+		})
+	}
+}
+
+func twoProcessesRunEachJobOnce(t *testing.T, dbA, dbB *store.DB) {
 	const jobs = 200
-	dsn := storetest.PostgresDSN(t)
-	dbA, dbB := storetest.Open(t, dsn), storetest.Open(t, dsn)
 	exec(t, dbA, `CREATE TABLE job_runs (payload BIGINT PRIMARY KEY, runner TEXT NOT NULL)`)
+	merchants := []string{""}
+	for range 10 {
+		merchants = append(merchants, newMerchant(t, dbA))
+	}
 
 	done := newCompletions(jobs)
 	twentyDone := newCompletions(20)
@@ -224,7 +240,7 @@ func TestTwoProcessesRunEachJobOnce(t *testing.T) {
 	ctx := context.Background()
 	err := dbA.Exec(ctx, func(tx *store.Tx) error {
 		for i := range jobs {
-			if err := qA.Enqueue(ctx, tx, "work", i, job.Options{}); err != nil {
+			if err := qA.Enqueue(ctx, tx, "work", i, job.Options{ClockOf: merchants[i%len(merchants)]}); err != nil {
 				return err
 			}
 		}
@@ -257,8 +273,47 @@ func TestTwoProcessesRunEachJobOnce(t *testing.T) {
 	if peak.Load() < 2 {
 		t.Errorf("at most %d handlers ran at once, want at least 2", peak.Load())
 	}
-	t.Logf("peak concurrency %d; runs by A %d, by B %d", peak.Load(),
-		count(t, dbA, `SELECT count(*) FROM job_runs WHERE runner = 'A'`), count(t, dbA, `SELECT count(*) FROM job_runs WHERE runner = 'B'`))
+	byB := count(t, dbA, `SELECT count(*) FROM job_runs WHERE runner = 'B'`)
+	t.Logf("peak concurrency %d; runs by A %d, by B %d", peak.Load(), jobs-byB, byB)
+}
+
+// TestWorkersRunOtherProcessesJobs enqueues jobs of five merchants and of
+// none in one process and works the queue in another, which learns of them
+// only by polling (on Citus, by asking every shard): every job runs.
+func TestWorkersRunOtherProcessesJobs(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		const jobs = 30
+		producerDB, workerDB := storetest.Open(t, dsn), storetest.Open(t, dsn)
+		createRuns(t, producerDB)
+		merchants := []string{""}
+		for range 5 {
+			merchants = append(merchants, newMerchant(t, producerDB))
+		}
+		producer, _ := newQueue(producerDB, clock.NewManual(t0))
+		for i := range jobs {
+			enqueue(t, producer, producerDB, "work", strconv.Itoa(i), job.Options{ClockOf: merchants[i%len(merchants)]})
+		}
+		worker, _ := newQueue(workerDB, clock.NewManual(t0))
+		worker.PollInterval = 10 * time.Millisecond
+		done := newCompletions(jobs)
+		worker.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			tx.AfterCommit(done.commit)
+			return recordRun(ctx, tx, j, "worker")
+		})
+		ctx, stop := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { worker.Run(ctx, 2); close(stopped) }()
+		done.wait(t, 30*time.Second)
+		stop()
+		<-stopped
+		if got := count(t, workerDB, `SELECT count(*) FROM job_runs`); got != jobs {
+			t.Errorf("%d runs, want %d", got, jobs)
+		}
+		if got := count(t, workerDB, `SELECT count(*) FROM jobs`); got != 0 {
+			t.Errorf("%d jobs left, want 0", got)
+		}
+	})
 }
 
 // raiseTo sets v to n if n is larger.

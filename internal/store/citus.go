@@ -17,9 +17,9 @@ import (
 //     shard group and a transaction of one merchant is routed to one node;
 //   - global_keys is distributed by its key (store/keys.go), so a lookup of a
 //     key is routed to the key's shard;
-//   - the rest stays on the coordinator: the job queue (a Citus local table,
-//     since it points at merchants), secrets, the throttles' counters and
-//     schema_migrations.
+//   - the rest stays on the coordinator: secrets, the throttles' counters and
+//     schema_migrations. (The job queue did until migration 0023 keyed it by
+//     merchant: a transaction that enqueued a job committed in two phases.)
 //
 // It runs again after every migrate and does only what is not done. On
 // plain PostgreSQL and SQLite nothing happens.
@@ -128,11 +128,12 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 		placed["global_keys"] = true
 	}
 	for _, f := range toMerchants {
-		// A table that stays on the coordinator (the job queue) is added
-		// to Citus's metadata first, as a local table of its own: one that
-		// Citus adds by itself through its key is locked by every later
-		// change of a foreign key anywhere in the database, which
-		// deadlocks changes of two schemas (or two tests) at once.
+		// A table that stays on the coordinator (the job queue before
+		// migration 0023) is added to Citus's metadata first, as a local
+		// table of its own: one that Citus adds by itself through its key
+		// is locked by every later change of a foreign key anywhere in the
+		// database, which deadlocks changes of two schemas (or two tests)
+		// at once.
 		if !placed[f.table] {
 			if _, err := tx.ExecContext(ctx, `SELECT citus_add_local_table_to_metadata($1)`, f.table); err != nil {
 				return fmt.Errorf("%s: %w", f.table, err)

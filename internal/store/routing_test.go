@@ -16,18 +16,17 @@ import (
 // merchant id itself; global_keys, by the key it maps to a merchant): their
 // statements route by other means.
 var globalTables = map[string]bool{
-	"merchants": true, "jobs": true, "secrets": true, "schema_migrations": true,
+	"merchants": true, "secrets": true, "schema_migrations": true,
 	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
 	"global_keys": true,
 }
 
 // operatorWide are the files whose statements span merchants on purpose:
-// the ledger's verification, the job queue, the webhook dispatcher's claims,
+// the ledger's verification, the webhook dispatcher's claims,
 // metrics, purges, migrations and payd copy. Each is a multi-shard query on Citus.
 var operatorWide = map[string]bool{
 	"cmd/payd-bench/reference.go":         true, // the benchmark's bare reference loops, not payd
 	"internal/ledger/verify.go":           true,
-	"internal/job/job.go":                 true,
 	"internal/webhook/dispatch.go":        true,
 	"internal/server/server.go":           true,
 	"internal/idempotency/idempotency.go": true,
