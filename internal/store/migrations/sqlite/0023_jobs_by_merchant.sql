@@ -25,4 +25,7 @@ INSERT INTO job_queue (merchant_id, kind, payload, run_at, attempts, max_attempt
 DROP TABLE jobs;
 ALTER TABLE job_queue RENAME TO jobs;
 CREATE INDEX jobs_due ON jobs (state, run_at);
-CREATE INDEX jobs_merchant ON jobs (merchant_id, state, run_at);
+-- Not (merchant_id, state, run_at): with those, PostgreSQL took it over the
+-- primary key for a claim of one job by its id (merchant_id and state both
+-- matched), and read every waiting job of the merchant (10 ms each with 20,000).
+CREATE INDEX jobs_merchant ON jobs (merchant_id, run_at);
