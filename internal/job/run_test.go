@@ -138,15 +138,7 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 		createRuns(t, db)
 		q, _ := newQueue(db, clock.NewManual(t0))
 		q.PollInterval = time.Hour
-		done := newCompletions(jobs)
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
-			tx.AfterCommit(done.commit)
-			return recordRun(ctx, tx, j, "q")
-		})
-		ctx, stop := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { q.Run(ctx, 2); close(stopped) }()
-		defer func() { stop(); <-stopped }()
+		finish := workRecorded(t, q, db, jobs)
 
 		// In batches, from several goroutines, while the workers idle.
 		var wg sync.WaitGroup
@@ -158,16 +150,36 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		finish()
+	})
+}
+
+// workRecorded runs q's workers on "work" jobs, each of which records its
+// run in job_runs, and returns finish: it waits for n runs, stops the
+// workers, and checks that db holds n runs and no job.
+func workRecorded(t *testing.T, q *job.Queue, db *store.DB, n int) (finish func()) {
+	t.Helper()
+	done := newCompletions(n)
+	q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		tx.AfterCommit(done.commit)
+		return recordRun(ctx, tx, j, "q")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { q.Run(ctx, 2); close(stopped) }()
+	stop := sync.OnceFunc(func() { cancel(); <-stopped })
+	t.Cleanup(stop)
+	return func() {
+		t.Helper()
 		done.wait(t, 30*time.Second)
 		stop()
-		<-stopped
-		if got := count(t, db, `SELECT count(*) FROM job_runs`); got != jobs {
-			t.Errorf("%d runs, want %d", got, jobs)
+		if got := count(t, db, `SELECT count(*) FROM job_runs`); got != n {
+			t.Errorf("%d runs, want %d", got, n)
 		}
 		if got := count(t, db, `SELECT count(*) FROM jobs`); got != 0 {
 			t.Errorf("%d jobs left, want 0", got)
 		}
-	})
+	}
 }
 
 // TestTwoProcessesRunEachJobOnce runs two queues on two connections pools
@@ -296,23 +308,7 @@ func TestWorkersRunOtherProcessesJobs(t *testing.T) {
 		}
 		worker, _ := newQueue(workerDB, clock.NewManual(t0))
 		worker.PollInterval = 10 * time.Millisecond
-		done := newCompletions(jobs)
-		worker.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
-			tx.AfterCommit(done.commit)
-			return recordRun(ctx, tx, j, "worker")
-		})
-		ctx, stop := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { worker.Run(ctx, 2); close(stopped) }()
-		done.wait(t, 30*time.Second)
-		stop()
-		<-stopped
-		if got := count(t, workerDB, `SELECT count(*) FROM job_runs`); got != jobs {
-			t.Errorf("%d runs, want %d", got, jobs)
-		}
-		if got := count(t, workerDB, `SELECT count(*) FROM jobs`); got != 0 {
-			t.Errorf("%d jobs left, want 0", got)
-		}
+		workRecorded(t, worker, workerDB, jobs)()
 	})
 }
 
