@@ -358,15 +358,16 @@ func (q *Queue) worker(ctx context.Context) {
 }
 
 // runAny runs a batch of due jobs of any merchant, for a worker. On Citus,
-// where learning which merchants have due jobs asks every shard, it runs
-// the jobs of the merchants hinted by this process's enqueues first, and
-// asks every shard at most once a PollInterval across its workers.
+// where learning which merchants have due jobs asks every shard, it asks at
+// most once a PollInterval across the process's workers, and hints the
+// merchants it learns of; it runs the hinted merchants' jobs (those this
+// process has enqueued, or learned of), a batch at a time. The question is
+// asked on time even while hints keep coming, so jobs that become due with
+// time, or that other processes enqueue, are not left behind a busy
+// process's own.
 func (q *Queue) runAny(ctx context.Context) (int, error) {
 	if !q.db.Citus() {
 		return q.runBatch(ctx, scope{all: true}, claimBatch)
-	}
-	if merchants := q.takeHinted(); len(merchants) > 0 {
-		return q.runAcross(ctx, merchants, claimBatch)
 	}
 	q.hintMu.Lock()
 	poll := q.clock.Now().Sub(q.polledAt) >= q.PollInterval
@@ -374,10 +375,23 @@ func (q *Queue) runAny(ctx context.Context) (int, error) {
 		q.polledAt = q.clock.Now()
 	}
 	q.hintMu.Unlock()
-	if !poll {
+	if poll {
+		now := q.clock.Now().UnixMilli()
+		bound, err := q.dueBound(ctx, now)
+		if err != nil {
+			return 0, err
+		}
+		merchants, err := q.dueMerchants(ctx, now, bound)
+		if err != nil {
+			return 0, err
+		}
+		q.hint(merchants...)
+	}
+	merchants := q.takeHinted()
+	if len(merchants) == 0 {
 		return 0, nil
 	}
-	return q.runBatch(ctx, scope{all: true}, claimBatch)
+	return q.runAcross(ctx, merchants, claimBatch)
 }
 
 // hint records merchants with jobs due, for runAny (Citus only).
