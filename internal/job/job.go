@@ -374,24 +374,24 @@ func (q *Queue) runAny(ctx context.Context) (int, error) {
 	if poll {
 		q.polledAt = q.clock.Now()
 	}
+	idle := !poll && len(q.hinted) == 0
 	q.hintMu.Unlock()
+	if idle {
+		return 0, nil
+	}
+	now := q.clock.Now().UnixMilli()
+	bound, err := q.dueBound(ctx, now)
+	if err != nil {
+		return 0, err
+	}
 	if poll {
-		now := q.clock.Now().UnixMilli()
-		bound, err := q.dueBound(ctx, now)
-		if err != nil {
-			return 0, err
-		}
 		merchants, err := q.dueMerchants(ctx, now, bound)
 		if err != nil {
 			return 0, err
 		}
 		q.hint(merchants...)
 	}
-	merchants := q.takeHinted()
-	if len(merchants) == 0 {
-		return 0, nil
-	}
-	return q.runAcross(ctx, merchants, claimBatch)
+	return q.runAcross(ctx, now, bound, q.takeHinted(), claimBatch)
 }
 
 // hint records merchants with jobs due, for runAny (Citus only).
@@ -472,7 +472,7 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 		if err != nil {
 			return 0, err
 		}
-		return q.runAcross(ctx, merchants, limit)
+		return q.runAcross(ctx, now, bound, merchants, limit)
 	}
 	// A cheap look on the read path first: idle polling must not take
 	// SQLite's write lock. Of every merchant, it spans merchants (not on
@@ -493,36 +493,20 @@ const acrossMerchants = 16
 // in a random order, so that workers spread over them), for runAcross.
 func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, error) {
 	// It spans merchants: a multi-shard read, without locks.
-	rows, err := q.db.Read().QueryContext(ctx, `SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` LIMIT `+strconv.Itoa(acrossMerchants), now, bound)
+	merchants, err := store.QueryColumn[string](ctx, q.db.Read(),
+		`SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` LIMIT `+strconv.Itoa(acrossMerchants), now, bound)
 	if err != nil {
-		return nil, fmt.Errorf("find due jobs: %w", err)
-	}
-	defer rows.Close()
-	var merchants []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return nil, fmt.Errorf("find due jobs: %w", err)
-		}
-		merchants = append(merchants, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("find due jobs: %w", err)
 	}
 	rand.Shuffle(len(merchants), func(i, j int) { merchants[i], merchants[j] = merchants[j], merchants[i] })
 	return merchants, nil
 }
 
-// runAcross claims and runs up to limit due jobs of merchants, one
-// transaction per merchant (on its shard, on Citus), and returns how many
-// it claimed. A merchant whose batch was full may have more: it is hinted
-// again.
-func (q *Queue) runAcross(ctx context.Context, merchants []string, limit int) (int, error) {
-	now := q.clock.Now().UnixMilli()
-	bound, err := q.dueBound(ctx, now)
-	if err != nil {
-		return 0, err
-	}
+// runAcross claims and runs up to limit jobs of merchants due at now (bound
+// as in dueWhere), one transaction per merchant (on its shard, on Citus),
+// and returns how many it claimed. A merchant whose batch was full may have
+// more: it is hinted again.
+func (q *Queue) runAcross(ctx context.Context, now, bound int64, merchants []string, limit int) (int, error) {
 	ran := 0
 	for i, m := range merchants {
 		if ran >= limit {

@@ -72,7 +72,7 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 	}()
 	// placed are the tables of the current schema already distributed or
 	// made reference tables (not those Citus only keeps on the coordinator).
-	placedNames, err := queryColumn[string](ctx, tx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+	placedNames, err := QueryColumn[string](ctx, tx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
 		WHERE c.relnamespace = current_schema()::regnamespace AND (p.partmethod <> 'n' OR p.repmodel = 't')`)
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 // merchant_id column (global_keys aside), parents before the tables whose
 // foreign keys point at them, as Citus distributes them.
 func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	tables, err := queryColumn[string](ctx, tx, `SELECT table_name FROM information_schema.columns
+	tables, err := QueryColumn[string](ctx, tx, `SELECT table_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND column_name = 'merchant_id' AND table_name <> 'global_keys' ORDER BY 1`)
 	if err != nil {
 		return nil, err

@@ -262,7 +262,7 @@ func advanceSequences(ctx context.Context, tx *sql.Tx) error {
 
 // versions lists the migrations applied to a database.
 func versions(ctx context.Context, db *sql.DB) ([]int, error) {
-	return queryColumn[int](ctx, db, `SELECT version FROM schema_migrations ORDER BY version`)
+	return QueryColumn[int](ctx, db, `SELECT version FROM schema_migrations ORDER BY version`)
 }
 
 // table is one table Copy copies, with its columns.
@@ -292,7 +292,7 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 		listColumns = `SELECT name, lower(type) FROM pragma_table_xinfo($1) WHERE hidden = 0 ORDER BY cid`
 		listKeys = `SELECT "table" FROM pragma_foreign_key_list($1)`
 	}
-	names, err := queryColumn[string](ctx, db.write, listTables)
+	names, err := QueryColumn[string](ctx, db.write, listTables)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func (db *DB) copyTables(ctx context.Context) ([]table, error) {
 		}
 		t := table{name: n, columns: columns}
 		byName[n] = t
-		if parents[n], err = queryColumn[string](ctx, db.write, listKeys, n); err != nil {
+		if parents[n], err = QueryColumn[string](ctx, db.write, listKeys, n); err != nil {
 			return nil, err
 		}
 	}

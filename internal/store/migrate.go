@@ -106,7 +106,7 @@ func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, e
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	recorded, err := queryColumn[int](ctx, conn, "SELECT version FROM schema_migrations")
+	recorded, err := QueryColumn[int](ctx, conn, "SELECT version FROM schema_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"database/sql"
 )
 
-// queryer is what the schema-level code below runs its reads on: a *sql.DB,
-// *sql.Conn or *sql.Tx.
+// queryer is what the reads below run on: a *sql.DB, *sql.Conn, *sql.Tx or
+// a Reader.
 type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
@@ -29,7 +29,7 @@ func queryAll[T any](ctx context.Context, q queryer, query string, scan func(*sq
 	return out, rows.Err()
 }
 
-// queryColumn runs a query of one column and returns its values.
-func queryColumn[T any](ctx context.Context, q queryer, query string, args ...any) ([]T, error) {
+// QueryColumn runs a query of one column and returns its values.
+func QueryColumn[T any](ctx context.Context, q queryer, query string, args ...any) ([]T, error) {
 	return queryAll(ctx, q, query, func(r *sql.Rows, v *T) error { return r.Scan(v) }, args...)
 }
