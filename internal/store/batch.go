@@ -203,6 +203,9 @@ func (db *DB) commitBatch(batch []*batchItem) {
 			return
 		}
 		if it.err = runItem(it); it.err == nil {
+			it.err = it.tx.flushReads(ctx)
+		}
+		if it.err == nil {
 			if it.err = it.tx.control(ctx, "RELEASE SAVEPOINT "+sp); it.err == nil {
 				it.err = it.tx.flush(ctx)
 			}

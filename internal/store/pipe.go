@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,8 @@ type queued struct {
 	// drawn marks an insert of an id drawn at random (InsertDrawn): its
 	// unique violation is ErrDrawnTwice.
 	drawn bool
+	// read, when set, reads the statement's rows (SendQuery, SendRow).
+	read func(pgx.Rows) error
 }
 
 // session is the connection a PostgreSQL transaction runs on, shared by the
@@ -60,12 +63,60 @@ func (tx *Tx) Send(ctx context.Context, query string, args ...any) error {
 	if tx.sess == nil {
 		tx.roundTrips++
 		_, err := tx.execNow(ctx, query, args...)
-		if err != nil && tx.failed == nil {
-			tx.failed = err
-		}
-		return err
+		return tx.failWith(err)
 	}
 	return tx.queue(ctx, query, args...)
+}
+
+// SendQuery runs a query whose rows are not needed before the next
+// statement that goes to the server: on PostgreSQL it is queued (Send), and
+// each is called for its rows, in order, when the queue goes, with the next
+// statement that reads, or just before the COMMIT (not with it: an error of
+// each must keep the transaction from committing). So what each collects
+// is there only once a later QueryRowContext, Query or ExecContext of tx,
+// or the commit, has returned. Statements still run in order, each on its own
+// snapshot: a query sent after another sees what committed before it ran.
+// On SQLite it runs at once. An error of each, like any error of a queued
+// statement, fails the transaction.
+func (tx *Tx) SendQuery(ctx context.Context, query string, args []any, each func(Row) error) error {
+	if tx.sess == nil {
+		return tx.failWith(tx.Query(ctx, query, args, each))
+	}
+	tx.statements++
+	return tx.enqueue(ctx, queued{sql: query, args: args, read: func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}})
+}
+
+// SendRow is SendQuery for a query that returns exactly one row, scanned
+// into dest; no row fails the transaction (sql.ErrNoRows).
+func (tx *Tx) SendRow(ctx context.Context, query string, args []any, dest ...any) error {
+	if tx.sess == nil {
+		return tx.failWith(tx.QueryRowContext(ctx, query, args...).Scan(dest...))
+	}
+	tx.statements++
+	return tx.enqueue(ctx, queued{sql: query, args: args, read: func(rows pgx.Rows) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			return sql.ErrNoRows
+		}
+		return rows.Scan(dest...)
+	}})
+}
+
+// failWith records err, if any, as the transaction's failure and returns it.
+func (tx *Tx) failWith(err error) error {
+	if err != nil && tx.failed == nil {
+		tx.failed = err
+	}
+	return err
 }
 
 // ErrDrawnTwice is the failure of a transaction whose InsertDrawn met an id
@@ -178,6 +229,16 @@ func (tx *Tx) controlNow(ctx context.Context, query string) error {
 	return err
 }
 
+// flushReads sends the queue if a statement in it has rows to read
+// (SendQuery): they are read by the client, so an error in reading them
+// must be known before a COMMIT or a RELEASE is sent, not with it.
+func (tx *Tx) flushReads(ctx context.Context) error {
+	if tx.sess == nil || !slices.ContainsFunc(tx.sess.queue, func(q queued) bool { return q.read != nil }) {
+		return nil
+	}
+	return tx.flush(ctx)
+}
+
 // sent counts the times the queue went to the server.
 func (s *session) sent() int { return s.flushN }
 
@@ -229,7 +290,13 @@ func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error)
 		}
 		br := c.Conn().SendBatch(ctx, b)
 		for _, q := range queue {
-			if _, err := br.Exec(); err != nil {
+			var err error
+			if q.read != nil {
+				err = readAll(br, q.read)
+			} else {
+				_, err = br.Exec()
+			}
+			if err != nil {
 				br.Close()
 				if q.drawn && IsUniqueViolation(err) {
 					err = fmt.Errorf("%w: %w", ErrDrawnTwice, err)
@@ -264,6 +331,20 @@ func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error)
 		tx.failed = queuedErr
 	}
 	return tag, err
+}
+
+// readAll reads the rows of the batch's next statement through read.
+func readAll(br pgx.BatchResults, read func(pgx.Rows) error) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if err := read(rows); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // result is what ExecContext returns for a statement sent through the pipeline.

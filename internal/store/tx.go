@@ -31,6 +31,8 @@ type Tx struct {
 	// in a group commit) has run, and in how many exchanges with the
 	// server, for tests that bound them.
 	statements, roundTrips int
+	// shared marks one caller's part of a group commit (share).
+	shared bool
 }
 
 // Statements reports how many statements this transaction has run so far.
@@ -54,6 +56,22 @@ func (tx *Tx) DB() *DB { return tx.db }
 
 // AfterCommit runs f after a successful commit. It is not run on rollback.
 func (tx *Tx) AfterCommit(f func()) { tx.afterCommit = append(tx.afterCommit, f) }
+
+// RelaxCommit lets tx's commit return before its record reaches disk (and
+// a synchronous standby): PostgreSQL's synchronous_commit = off, for this
+// transaction only. It is for a transaction whose loss in a crash only
+// makes work be done again that is safe to do again, such as a lease: a
+// claim is one commit on the dispatcher's serial path, and waiting for the
+// disk there bounded webhook delivery. Commits stay in order: the next
+// transaction that waits for the disk makes this one durable too. On SQLite,
+// and in a group commit (whose other callers' writes must wait), it does
+// nothing.
+func (tx *Tx) RelaxCommit(ctx context.Context) error {
+	if tx.sess == nil || tx.shared {
+		return nil
+	}
+	return tx.control(ctx, "SET LOCAL synchronous_commit = off")
+}
 
 // maxAttempts bounds the retries of a transaction that PostgreSQL aborted for
 // a serialization failure, a deadlock or an id drawn twice (InsertDrawn);
@@ -146,7 +164,7 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 
 // share returns a Tx for one more caller's work in tx's transaction (an item
 // of a group commit), with its own hooks and counts.
-func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sqlTx: tx.sqlTx, sess: tx.sess} }
+func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sqlTx: tx.sqlTx, sess: tx.sess, shared: true} }
 
 // commit commits the transaction, on PostgreSQL with the statements still queued.
 func (tx *Tx) commit(ctx context.Context) error {
@@ -159,6 +177,10 @@ func (tx *Tx) commit(ctx context.Context) error {
 	if tx.sess.sent() == 0 && len(tx.sess.queue) == 1 {
 		tx.sess.queue = nil // nothing but the BEGIN: nothing to commit
 		return nil
+	}
+	if err := tx.flushReads(ctx); err != nil {
+		tx.rollback()
+		return fmt.Errorf("commit: %w", tx.outcome(err))
 	}
 	tag, err := tx.send(ctx, &queued{sql: "COMMIT"}, nil)
 	if err == nil && tag.String() == "ROLLBACK" {

@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -290,7 +292,7 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 			}
 		})
 		<-holding
-		const n = 15
+		const n = 18
 		errs := make([]error, n)
 		hooks := make([]int, n)
 		draws := make([][]string, n)
@@ -306,7 +308,7 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 						return err
 					}
 					tx.AfterCommit(func() { hooks[i]++ })
-					switch i % 5 {
+					switch i % 6 {
 					case 1: // fails after writing (nothing reached the server yet)
 						return errBoom
 					case 2: // a failing statement
@@ -320,6 +322,9 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 								return tx.InsertDrawn(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 0)`, k)
 							})
 						return err
+					case 5: // a sent query whose reading fails, which only the release carries
+						var v int
+						return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'none'`, nil, &v)
 					}
 					return nil
 				})
@@ -334,7 +339,7 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 		wg.Wait()
 		for i := range n {
 			want := 1
-			switch i % 5 {
+			switch i % 6 {
 			case 1:
 				want = 0
 				if !errors.Is(errs[i], errBoom) {
@@ -345,6 +350,11 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 				if !store.IsUniqueViolation(errs[i]) {
 					t.Errorf("item %d: %v, want a unique violation", i, errs[i])
 				}
+			case 5:
+				want = 0
+				if !errors.Is(errs[i], sql.ErrNoRows) {
+					t.Errorf("item %d: %v, want no rows", i, errs[i])
+				}
 			default:
 				if errs[i] != nil {
 					t.Errorf("item %d: %v", i, errs[i])
@@ -353,7 +363,7 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 			if got := committedRows(t, db, fmt.Sprintf("item-%d", i)); got != want {
 				t.Errorf("item %d: %d committed rows, want %d", i, got, want)
 			}
-			if i%5 == 4 {
+			if i%6 == 4 {
 				if got := committedRows(t, db, fmt.Sprintf("drawn-%d", i)); got != 1 {
 					t.Errorf("item %d: its second draw has %d committed rows, want 1", i, got)
 				}
@@ -429,6 +439,118 @@ func TestSentStatementFailureFailsTheTransaction(t *testing.T) {
 		}
 		if got := committedRows(t, db, "once"); got != 0 {
 			t.Errorf("%d committed rows, want 0", got)
+		}
+	})
+}
+
+// TestSentQueriesAreReadWithTheNext: a sent query's rows are read when it
+// goes to the server, with the next statement or the commit, in one round
+// trip on PostgreSQL; SendRow of no row fails the transaction.
+func TestSentQueriesAreReadWithTheNext(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		var keys []string
+		var one, sum, trips int
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			keys = nil
+			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('a', 1), ('b', 2)`); err != nil {
+				return err
+			}
+			if err := tx.SendQuery(ctx, `SELECT k FROM kv_test ORDER BY k`, nil, func(row store.Row) error {
+				var k string
+				err := row.Scan(&k)
+				keys = append(keys, k)
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'a'`, nil, &one); err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT SUM(v) FROM kv_test`).Scan(&sum); err != nil {
+				return err
+			}
+			trips = tx.RoundTrips()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(keys, []string{"a", "b"}) || one != 1 || sum != 3 {
+			t.Errorf("read keys %v, one %d, sum %d; want [a b], 1, 3", keys, one, sum)
+		}
+		if want := 1; db.Dialect() == store.Postgres && trips != want {
+			t.Errorf("%d round trips, want %d", trips, want)
+		}
+
+		// Read with the commit.
+		var v int
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'b'`, nil, &v)
+		})
+		if err != nil || v != 2 {
+			t.Errorf("a row sent last read %d (%v), want 2", v, err)
+		}
+
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('c', 3)`); err != nil {
+				return err
+			}
+			return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'none'`, nil, &v)
+		})
+		if !errors.Is(err, sql.ErrNoRows) {
+			t.Errorf("SendRow of no row: %v, want sql.ErrNoRows", err)
+		}
+		var n int
+		db.Read().QueryRow(`SELECT count(*) FROM kv_test WHERE k = 'c'`).Scan(&n)
+		if n != 0 {
+			t.Error("the transaction whose SendRow found no row committed")
+		}
+	})
+}
+
+// TestRelaxCommit: on PostgreSQL a relaxed transaction commits without
+// waiting for the disk, and only it: the setting does not outlive it, and
+// a group commit's item cannot relax the others' commit.
+func TestRelaxCommit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite has no per-transaction durability setting; RelaxCommit does nothing there")
+		}
+		ctx := context.Background()
+		setting := func(relax bool, lane bool) string {
+			t.Helper()
+			c := ctx
+			if lane {
+				c = store.WithLane(ctx, "relax-test")
+			}
+			var got string
+			err := db.Exec(c, func(tx *store.Tx) error {
+				if relax {
+					if err := tx.RelaxCommit(c); err != nil {
+						return err
+					}
+				}
+				return tx.QueryRowContext(c, `SELECT current_setting('synchronous_commit')`).Scan(&got)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if got := setting(true, false); got != "off" {
+			t.Errorf("relaxed transaction: synchronous_commit %q, want off", got)
+		}
+		for range 4 { // the pool's connections: none keeps the setting
+			if got := setting(false, false); got == "off" {
+				t.Error("a later transaction inherited synchronous_commit off")
+			}
+		}
+		if got := setting(true, true); got == "off" {
+			t.Error("an item of a group commit relaxed the whole commit")
 		}
 	})
 }
