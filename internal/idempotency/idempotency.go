@@ -142,22 +142,28 @@ var ErrReplay = errors.New("idempotent replay")
 // Acquire runs at the start of the effect's transaction. On PostgreSQL, a
 // transaction-scoped advisory lock on the key turns a concurrent duplicate
 // from another process into a 409 instead of a second effect; then the key is
-// checked again inside the transaction.
+// checked again inside the transaction. The lock and the check go to the
+// server together (store.Tx.SendRow), one round trip: the check runs after
+// the lock is taken, on a snapshot of its own, so it sees a duplicate that
+// committed before the lock was free.
 func (c *Claim) Acquire(ctx context.Context, tx *store.Tx) error {
 	if c.used {
 		return nil
 	}
+	locked := true
 	if tx.DB().Dialect() == store.Postgres {
-		var got bool
-		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockID(c.id)).Scan(&got); err != nil {
+		if err := tx.SendRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, []any{lockID(c.id)}, &locked); err != nil {
 			return fmt.Errorf("idempotency lock: %w", err)
-		}
-		if !got {
-			c.inFlight = true
-			return errInFlight
 		}
 	}
 	stored, err := lookup(ctx, tx, c.req)
+	if err != nil && !errors.Is(err, errReused) {
+		return err
+	}
+	if !locked {
+		c.inFlight = true
+		return errInFlight
+	}
 	if err != nil {
 		return err
 	}

@@ -233,3 +233,56 @@ func TestPurgeKeepsRetention(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldKeyIsInFlight: on PostgreSQL a key whose transaction another
+// process holds open is refused as in flight (409), not run a second time
+// nor replayed, and the lock and the check inside the transaction take one
+// round trip together.
+func TestHeldKeyIsInFlight(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite runs one writer: a second transaction waits, there is no key to find held")
+		}
+		ctx := context.Background()
+		open(t, db)
+		r := Request{MerchantID: "m1", Key: "held", Hash: "h"}
+		first, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Exec(ctx, func(tx *store.Tx) error {
+				before := tx.RoundTrips()
+				if err := first.Acquire(ctx, tx); err != nil {
+					return err
+				}
+				if trips := tx.RoundTrips() - before; trips != 1 {
+					t.Errorf("Acquire took %d round trips, want 1", trips)
+				}
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		select {
+		case <-held:
+		case err := <-done:
+			t.Fatalf("first transaction ended before holding the key: %v", err)
+		}
+		second, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r) // another process's keeper
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Exec(ctx, func(tx *store.Tx) error { return second.Acquire(ctx, tx) })
+		close(release)
+		if !errors.Is(err, errInFlight) {
+			t.Errorf("second Acquire = %v, want in flight", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
