@@ -327,6 +327,9 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		exclude = " AND e.endpoint_url NOT IN (" + strings.Join(marks, ", ") + ")"
 	}
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
+		if err := tx.RelaxCommit(ctx); err != nil { // a lease (claimFor)
+			return nil, err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
 			FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
 			WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)`+exclude+inRecordOrder("e")+`
@@ -403,22 +406,29 @@ func (d *Dispatcher) skipLocked(alias string) string {
 // walking other endpoints' backlog).
 func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
-	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
-		rows, err := tx.QueryContext(ctx, d.claimForQuery(), now+d.Lease.Milliseconds(), endpoint, now, n)
-		if err != nil {
-			return nil, fmt.Errorf("claim webhook events: %w", err)
+	var out []claimed
+	// On PostgreSQL the claim goes with its BEGIN (one round trip, its
+	// COMMIT another), and its commit does not wait for the disk: a lease
+	// lost in a crash only lets the event be claimed again. It is on the
+	// dispatcher's serial path, so each wait there bounds delivery.
+	err := d.db.Exec(ctx, func(tx *store.Tx) error {
+		out = nil
+		if err := tx.RelaxCommit(ctx); err != nil {
+			return err
 		}
-		defer rows.Close()
-		var out []claimed
-		for rows.Next() {
+		return tx.SendQuery(ctx, d.claimForQuery(), []any{now + d.Lease.Milliseconds(), endpoint, now, n}, func(row store.Row) error {
 			var c claimed
-			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
-				return nil, err
+			if err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
+				return err
 			}
 			out = append(out, c)
-		}
-		return out, rows.Err()
+			return nil
+		})
 	})
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook events: %w", err)
+	}
+	return out, nil
 }
 
 // inRecordOrder keeps the claim (of webhook_events as alias) to events no

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/store"
 )
@@ -144,12 +145,19 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 	if ev.Target.IsZero() {
 		return "", nil
 	}
+	dl, err := d.emit(ctx, tx, ev)
+	return dl.ID, err
+}
+
+// emit writes ev to the outbox (Emit) and returns the event as
+// GET /v2/webhooks/deliveries shows it once tx commits.
+func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery, error) {
 	body, err := json.Marshal(ev.Payload)
 	if err != nil {
-		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
+		return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 	}
 	if len(body) > maxBodyBytes {
-		return "", fmt.Errorf("emit %s: body of %d bytes is over the %d byte bound", ev.Type, len(body), maxBodyBytes)
+		return Delivery{}, fmt.Errorf("emit %s: body of %d bytes is over the %d byte bound", ev.Type, len(body), maxBodyBytes)
 	}
 	at := ev.At
 	if at.IsZero() {
@@ -173,8 +181,10 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 		authorization_header, body, status, next_attempt_at, created_at, updated_at`+seqColumn+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8`+seqValue+`)`,
 		id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()); err != nil {
-		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
+		return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 	}
 	tx.AfterCommit(func() { d.wakeFor(ev.Target.EndpointURL) })
-	return id, nil
+	return Delivery{ID: id, EventType: ev.Type, UUID: ev.RecordUUID, EndpointURL: ev.Target.EndpointURL, Status: Pending,
+		NextAttemptAt: &clock.Time{T: clock.FromMillis(now)}, CreatedAt: clock.Time{T: clock.FromMillis(at.UnixMilli())},
+		Attempts: []Attempt{}}, nil
 }

@@ -177,10 +177,8 @@ func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID stri
 		return Delivery{}, fault.Field("endpoint_url", "is required")
 	}
 	uuid := store.RandomID(store.UUIDLen)
-	id, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
+	// The answer is the event as written, not read back: a round trip less
+	// on PostgreSQL (TestSendPingAnswersAsRead).
+	return d.emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
 		Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
-	if err != nil {
-		return Delivery{}, err
-	}
-	return d.Delivery(ctx, tx, merchantID, id)
 }
