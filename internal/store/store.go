@@ -122,6 +122,11 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	params.Add("_pragma", "foreign_keys(1)")
 	writeParams := cloneValues(params)
 	writeParams.Set("_txlock", "immediate")
+	// A group commit runs each item in a savepoint, whose sub-journal SQLite
+	// spills to a temporary file past 64 KiB: a file created, unlinked and
+	// written on most batches (7 % of payd's CPU creating payins). In memory
+	// it is bounded by the batch, which is bounded (maxBatch).
+	writeParams.Add("_pragma", "temp_store(MEMORY)")
 	write, err := sql.Open("sqlite", sqliteURI(path, writeParams))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
