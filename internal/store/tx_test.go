@@ -554,3 +554,39 @@ func TestRelaxCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanEachTime: on PostgreSQL the setting holds in its transaction
+// and does not outlive it.
+func TestPlanEachTime(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite prepares no generic plans; PlanEachTime does nothing there")
+		}
+		ctx := context.Background()
+		mode := func(each bool) string {
+			t.Helper()
+			var got string
+			err := db.Exec(ctx, func(tx *store.Tx) error {
+				if each {
+					if err := tx.PlanEachTime(ctx); err != nil {
+						return err
+					}
+				}
+				return tx.QueryRowContext(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&got)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if got := mode(true); got != "force_custom_plan" {
+			t.Errorf("plan_cache_mode %q in the transaction, want force_custom_plan", got)
+		}
+		for range 4 {
+			if got := mode(false); got == "force_custom_plan" {
+				t.Error("a later transaction inherited force_custom_plan")
+			}
+		}
+	})
+}

@@ -95,8 +95,11 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, Control: d.checkDial}).DialContext,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ResponseHeaderTimeout: 15 * time.Second,
-			MaxIdleConnsPerHost:   8,
-			IdleConnTimeout:       90 * time.Second,
+			// As many kept-alive connections per receiver as attempts run
+			// there at once: with fewer, every attempt past them opened a
+			// connection (and in production a TLS session) and closed it.
+			MaxIdleConnsPerHost: d.MaxPerEndpoint,
+			IdleConnTimeout:     90 * time.Second,
 		},
 		// Redirects are not followed: a 3xx is an answer like any other non-2xx.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -327,7 +330,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		exclude = " AND e.endpoint_url NOT IN (" + strings.Join(marks, ", ") + ")"
 	}
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
-		if err := tx.RelaxCommit(ctx); err != nil { // a lease (claimFor)
+		if err := leaseTx(ctx, tx); err != nil {
 			return nil, err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
@@ -413,7 +416,7 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 	// dispatcher's serial path, so each wait there bounds delivery.
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
 		out = nil
-		if err := tx.RelaxCommit(ctx); err != nil {
+		if err := leaseTx(ctx, tx); err != nil {
 			return err
 		}
 		return tx.SendQuery(ctx, d.claimForQuery(), []any{now + d.Lease.Milliseconds(), endpoint, now, n}, func(row store.Row) error {
@@ -429,6 +432,18 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 		return nil, fmt.Errorf("claim webhook events: %w", err)
 	}
 	return out, nil
+}
+
+// leaseTx readies a claim's transaction: its commit need not wait for the
+// disk (a lease lost in a crash only lets the event be claimed again), and
+// its statements are planned with their values each time, since the
+// outbox's backlog swings from nothing to thousands of events within
+// seconds (store.Tx.PlanEachTime).
+func leaseTx(ctx context.Context, tx *store.Tx) error {
+	if err := tx.RelaxCommit(ctx); err != nil {
+		return err
+	}
+	return tx.PlanEachTime(ctx)
 }
 
 // inRecordOrder keeps the claim (of webhook_events as alias) to events no
@@ -623,6 +638,9 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 		}
 	}
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
+		if err := tx.PlanEachTime(ctx); err != nil { // the outbox swings (leaseTx)
+			return err
+		}
 		for chunk := range slices.Chunk(rows, attemptsPerStatement) {
 			values := make([]string, len(chunk))
 			args := make([]any, 0, 6*len(chunk))
