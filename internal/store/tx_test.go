@@ -511,6 +511,29 @@ func TestSentQueriesAreReadWithTheNext(t *testing.T) {
 	})
 }
 
+// settingIn reads a server setting inside a transaction (on lane, when not
+// empty) after prepare, if any, has run in it.
+func settingIn(t *testing.T, db *store.DB, lane, name string, prepare func(*store.Tx, context.Context) error) string {
+	t.Helper()
+	ctx := context.Background()
+	if lane != "" {
+		ctx = store.WithLane(ctx, lane)
+	}
+	var got string
+	err := db.Exec(ctx, func(tx *store.Tx) error {
+		if prepare != nil {
+			if err := prepare(tx, ctx); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRowContext(ctx, `SELECT current_setting($1)`, name).Scan(&got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // TestRelaxCommit: on PostgreSQL a relaxed transaction commits without
 // waiting for the disk, and only it: the setting does not outlive it, and
 // a group commit's item cannot relax the others' commit.
@@ -520,36 +543,16 @@ func TestRelaxCommit(t *testing.T) {
 		if db.Dialect() != store.Postgres {
 			t.Skip("SQLite has no per-transaction durability setting; RelaxCommit does nothing there")
 		}
-		ctx := context.Background()
-		setting := func(relax bool, lane bool) string {
-			t.Helper()
-			c := ctx
-			if lane {
-				c = store.WithLane(ctx, "relax-test")
-			}
-			var got string
-			err := db.Exec(c, func(tx *store.Tx) error {
-				if relax {
-					if err := tx.RelaxCommit(c); err != nil {
-						return err
-					}
-				}
-				return tx.QueryRowContext(c, `SELECT current_setting('synchronous_commit')`).Scan(&got)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return got
-		}
-		if got := setting(true, false); got != "off" {
+		relax := (*store.Tx).RelaxCommit
+		if got := settingIn(t, db, "", "synchronous_commit", relax); got != "off" {
 			t.Errorf("relaxed transaction: synchronous_commit %q, want off", got)
 		}
 		for range 4 { // the pool's connections: none keeps the setting
-			if got := setting(false, false); got == "off" {
+			if got := settingIn(t, db, "", "synchronous_commit", nil); got == "off" {
 				t.Error("a later transaction inherited synchronous_commit off")
 			}
 		}
-		if got := setting(true, true); got == "off" {
+		if got := settingIn(t, db, "relax-test", "synchronous_commit", relax); got == "off" {
 			t.Error("an item of a group commit relaxed the whole commit")
 		}
 	})
@@ -563,28 +566,11 @@ func TestPlanEachTime(t *testing.T) {
 		if db.Dialect() != store.Postgres {
 			t.Skip("SQLite prepares no generic plans; PlanEachTime does nothing there")
 		}
-		ctx := context.Background()
-		mode := func(each bool) string {
-			t.Helper()
-			var got string
-			err := db.Exec(ctx, func(tx *store.Tx) error {
-				if each {
-					if err := tx.PlanEachTime(ctx); err != nil {
-						return err
-					}
-				}
-				return tx.QueryRowContext(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&got)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return got
-		}
-		if got := mode(true); got != "force_custom_plan" {
+		if got := settingIn(t, db, "", "plan_cache_mode", (*store.Tx).PlanEachTime); got != "force_custom_plan" {
 			t.Errorf("plan_cache_mode %q in the transaction, want force_custom_plan", got)
 		}
 		for range 4 {
-			if got := mode(false); got == "force_custom_plan" {
+			if got := settingIn(t, db, "", "plan_cache_mode", nil); got == "force_custom_plan" {
 				t.Error("a later transaction inherited force_custom_plan")
 			}
 		}
