@@ -40,29 +40,14 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 // inTx opens the one transaction that carries a write request's effect and
-// runs fn in it. A keyed request's idempotency claim is acquired first and its
-// response stored last, in that same transaction, so the effect and the
-// stored answer are one atomic fact (CONTRACT §3).
+// runs fn in it, under the request's idempotency claim if it has one
+// (idempotency.Within), so the effect and the stored answer are one atomic
+// fact (CONTRACT §3).
 func inTx[T any](a *API, r *http.Request, fn func(tx *store.Tx) (T, error)) (T, error) {
 	ctx := r.Context()
 	claim := claimOf(r)
 	return store.Do(ctx, a.DB, func(tx *store.Tx) (T, error) {
-		var zero T
-		if claim != nil {
-			if err := claim.Acquire(ctx, tx); err != nil {
-				return zero, err
-			}
-		}
-		v, err := fn(tx)
-		if err != nil {
-			return zero, err
-		}
-		if claim != nil {
-			if err := claim.Complete(ctx, tx, v); err != nil {
-				return zero, err
-			}
-		}
-		return v, nil
+		return idempotency.Within(ctx, tx, claim, func() (T, error) { return fn(tx) })
 	})
 }
 

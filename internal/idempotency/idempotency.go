@@ -93,13 +93,14 @@ func (k *Keeper) Begin(ctx context.Context, r Request) (*Claim, *Stored, error) 
 	return &Claim{keeper: k, req: r, id: id}, nil, nil
 }
 
+const lookupSQL = `SELECT request_hash, status_code, body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`
+
 // lookup returns the stored response for r, errReused when the key belongs
 // to another request, or nothing when the key is free.
 func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 	var hash string
 	var s Stored
-	err := q.QueryRowContext(ctx, `SELECT request_hash, status_code, body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
-		r.MerchantID, r.Key).Scan(&hash, &s.Status, &s.Body)
+	err := q.QueryRowContext(ctx, lookupSQL, r.MerchantID, r.Key).Scan(&hash, &s.Status, &s.Body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -113,8 +114,8 @@ func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 }
 
 // Claim is a keyed request in progress: the code that opens the
-// transaction carrying the request's effect (httpapi's inTx) stores the
-// response in it through the Claim.
+// transaction carrying the request's effect (httpapi's inTx) runs the effect
+// under the Claim (Within), which stores the response in that transaction.
 type Claim struct {
 	keeper *Keeper
 	req    Request
@@ -126,6 +127,8 @@ type Claim struct {
 	// Replayed is set when, inside the transaction, the key turned out to be
 	// taken already (another process finished the same request first).
 	Replayed *Stored
+	// check is what acquire found, until verdict reads it.
+	check *check
 	// used is set once a transaction has completed under this claim: one
 	// claim, one effect, so later transactions of the request are not keyed.
 	used   bool
@@ -139,48 +142,111 @@ type Claim struct {
 // already made by an earlier request with the same key.
 var ErrReplay = errors.New("idempotent replay")
 
-// Acquire runs at the start of the effect's transaction. On PostgreSQL, a
-// transaction-scoped advisory lock on the key turns a concurrent duplicate
-// from another process into a 409 instead of a second effect; then the key is
-// checked again inside the transaction. The lock and the check go to the
-// server together (store.Tx.SendRow), one round trip: the check runs after
-// the lock is taken, on a snapshot of its own, so it sees a duplicate that
-// committed before the lock was free.
-func (c *Claim) Acquire(ctx context.Context, tx *store.Tx) error {
-	if c.used {
-		return nil
+// Within runs effect, the keyed request's effect, in tx under the claim c
+// (with c nil, just effect): the key is claimed in tx, and the response
+// rendered from effect's result is stored in tx, so the effect and the stored
+// answer are one atomic fact (CONTRACT §3). When the key turns out to be
+// taken already, the effect's work is rolled back with tx: Within returns
+// ErrReplay (the earlier response is in c.Replayed), the in-flight 409, or
+// the reused-key refusal, whatever effect returned.
+func Within[T any](ctx context.Context, tx *store.Tx, c *Claim, effect func() (T, error)) (T, error) {
+	var zero T
+	if c == nil || c.used {
+		return effect()
 	}
-	locked := true
+	if err := c.acquire(ctx, tx); err != nil {
+		return zero, err
+	}
+	if c.check.read { // SQLite: the check ran at once, before the effect
+		if verdict := c.verdict(ctx, tx); verdict != nil {
+			return zero, verdict
+		}
+	}
+	v, err := effect()
+	if c.check != nil { // PostgreSQL: the check went with the effect's first read
+		if verdict := c.verdict(ctx, tx); verdict != nil {
+			return zero, tx.Answer(verdict)
+		}
+	}
+	if err != nil {
+		return zero, err
+	}
+	if err := c.complete(ctx, tx, v); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// check is what the claim found of its key inside the transaction.
+type check struct {
+	read   bool // the check's row was read: what follows is known
+	locked bool // the key's advisory lock was free (always, on SQLite)
+	hash   sql.NullString
+	status sql.NullInt32
+	body   []byte
+}
+
+// checkSQL reads the key's stored response, one row whether or not there is
+// one (its columns NULL when the key is free), so its reader knows it ran.
+const checkSQL = `SELECT true, k.request_hash, k.status_code, k.body FROM (SELECT 1) one
+	LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.key = $2`
+
+// acquire claims the key at the start of the effect's transaction. On
+// PostgreSQL, a transaction-scoped advisory lock on the key turns a
+// concurrent duplicate from another process into a 409 instead of a second
+// effect; then the key is checked again inside the transaction, after the
+// lock is taken, on a snapshot of its own, so the check sees a duplicate
+// that committed before the lock was free. Neither costs a round trip of its
+// own: both are queued (store.Tx.SendRow) to go to the server with the
+// effect's first read, and verdict reads what they found. On SQLite, which
+// runs one writer at a time, the check runs at once and no lock is needed.
+func (c *Claim) acquire(ctx context.Context, tx *store.Tx) error {
+	found := &check{locked: true}
+	c.check = found
 	if tx.DB().Dialect() == store.Postgres {
-		if err := tx.SendRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, []any{lockID(c.id)}, &locked); err != nil {
+		if err := tx.SendRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, []any{lockID(c.id)}, &found.locked); err != nil {
 			return fmt.Errorf("idempotency lock: %w", err)
 		}
 	}
-	stored, err := lookup(ctx, tx, c.req)
-	if err != nil && !errors.Is(err, errReused) {
-		return err
-	}
-	if !locked {
-		c.inFlight = true
-		return errInFlight
-	}
+	err := tx.SendRow(ctx, checkSQL, []any{c.req.MerchantID, c.req.Key}, &found.read, &found.hash, &found.status, &found.body)
 	if err != nil {
-		return err
-	}
-	if stored != nil {
-		c.Replayed = stored
-		return ErrReplay
+		return fmt.Errorf("idempotency check: %w", err)
 	}
 	return nil
 }
 
-// Complete stores the response rendered from the transaction's result. The
+// verdict reads what acquire found (sending it now if the effect read
+// nothing) and says whether the key was taken: ErrReplay, the in-flight
+// 409, the reused-key refusal, or the error that kept it from knowing. It
+// runs after the effect, whatever the effect returned: a key taken already
+// is the answer, not the effect's own success or refusal, nor a failure of
+// the effect's statements that the duplicate caused.
+func (c *Claim) verdict(ctx context.Context, tx *store.Tx) error {
+	found := c.check
+	c.check = nil
+	err := tx.ReadSent(ctx)
+	switch {
+	case !found.read:
+		if err == nil {
+			err = errors.New("its row was not read")
+		}
+		return fmt.Errorf("idempotency check: %w", err)
+	case !found.locked:
+		c.inFlight = true
+		return errInFlight
+	case !found.hash.Valid:
+		return nil // the key is free: the effect's outcome stands
+	case found.hash.String != c.req.Hash:
+		return errReused
+	}
+	c.Replayed = &Stored{Status: int(found.status.Int32), Body: found.body}
+	return ErrReplay
+}
+
+// complete stores the response rendered from the transaction's result. The
 // claim counts as used only once the transaction commits, so a transaction
 // that is rolled back (or retried) leaves it free.
-func (c *Claim) Complete(ctx context.Context, tx *store.Tx, result any) error {
-	if c.used {
-		return nil
-	}
+func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
 	if c.Render == nil {
 		// The response is stored by Finish once the handler has written it.
 		tx.AfterCommit(func() { c.used = true })

@@ -24,13 +24,8 @@ func effect(ctx context.Context, db *store.DB, k *Keeper, r Request, body string
 	claim.Status = 201
 	claim.Render = func(any) ([]byte, error) { return []byte(body), nil }
 	err = db.Exec(ctx, func(tx *store.Tx) error {
-		if err := claim.Acquire(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO effects (note) VALUES ($1)`, body); err != nil {
-			return err
-		}
-		return claim.Complete(ctx, tx, nil)
+		_, err := Within(ctx, tx, claim, func() (any, error) { return nil, insertEffect(ctx, tx, body) })
+		return err
 	})
 	if errors.Is(err, ErrReplay) {
 		claim.release()
@@ -41,6 +36,11 @@ func effect(ctx context.Context, db *store.DB, k *Keeper, r Request, body string
 		return nil, err
 	}
 	return &Stored{Status: 201, Body: []byte(body)}, nil
+}
+
+func insertEffect(ctx context.Context, tx *store.Tx, note string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO effects (note) VALUES ($1)`, note)
+	return err
 }
 
 func open(t *testing.T, db *store.DB) {
@@ -111,10 +111,7 @@ func TestRolledBackLeavesKeyFree(t *testing.T) {
 		claim.Render = func(any) ([]byte, error) { return []byte("lost"), nil }
 		boom := errors.New("boom")
 		err = db.Exec(ctx, func(tx *store.Tx) error {
-			if err := claim.Acquire(ctx, tx); err != nil {
-				return err
-			}
-			if err := claim.Complete(ctx, tx, nil); err != nil {
+			if _, err := Within(ctx, tx, claim, func() (any, error) { return nil, nil }); err != nil {
 				return err
 			}
 			return boom
@@ -235,9 +232,9 @@ func TestPurgeKeepsRetention(t *testing.T) {
 }
 
 // TestHeldKeyIsInFlight: on PostgreSQL a key whose transaction another
-// process holds open is refused as in flight (409), not run a second time
-// nor replayed, and the lock and the check inside the transaction take one
-// round trip together.
+// process holds open is refused as in flight (409), whatever the effect
+// made of it, which is rolled back; and the key's lock and check cost no
+// round trip of their own: they go with the effect's first read.
 func TestHeldKeyIsInFlight(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -256,15 +253,17 @@ func TestHeldKeyIsInFlight(t *testing.T) {
 		go func() {
 			done <- db.Exec(ctx, func(tx *store.Tx) error {
 				before := tx.RoundTrips()
-				if err := first.Acquire(ctx, tx); err != nil {
-					return err
-				}
+				_, err := Within(ctx, tx, first, func() (any, error) {
+					var one int
+					err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+					close(held)
+					<-release
+					return nil, err
+				})
 				if trips := tx.RoundTrips() - before; trips != 1 {
-					t.Errorf("Acquire took %d round trips, want 1", trips)
+					t.Errorf("an effect of one read took %d round trips under the claim, want 1", trips)
 				}
-				close(held)
-				<-release
-				return nil
+				return err
 			})
 		}()
 		select {
@@ -276,13 +275,70 @@ func TestHeldKeyIsInFlight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Exec(ctx, func(tx *store.Tx) error { return second.Acquire(ctx, tx) })
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			_, err := Within(ctx, tx, second, func() (any, error) { return nil, insertEffect(ctx, tx, "second") })
+			return err
+		})
 		close(release)
 		if !errors.Is(err, errInFlight) {
-			t.Errorf("second Acquire = %v, want in flight", err)
+			t.Errorf("second request = %v, want in flight", err)
 		}
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+		if n := effects(t, db); n != 0 {
+			t.Errorf("%d effects committed, want none: the second's was refused", n)
+		}
 	})
+}
+
+// TestTakenKeyOutranksTheEffect: a key that another process's request took
+// between this request's lookup and its transaction is replayed, whatever
+// this request's own effect made of it (a refusal, or a statement of its
+// that failed, as one can when the duplicate took what it inserts), and
+// that effect is rolled back.
+func TestTakenKeyOutranksTheEffect(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("refused")
+	for name, outcome := range map[string]func(ctx context.Context, tx *store.Tx) error{
+		"refusal": func(context.Context, *store.Tx) error { return refused },
+		"failed statement": func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.Send(ctx, `INSERT INTO effects (note) VALUES (NULL)`); err != nil {
+				return err
+			}
+			var one int
+			return tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				ctx := context.Background()
+				open(t, db)
+				r := Request{MerchantID: "m1", Key: "k1", Hash: "h"}
+				late, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := effect(ctx, db, NewKeeper(db, clock.Real{}), r, "first"); err != nil {
+					t.Fatal(err)
+				}
+				err = db.Exec(ctx, func(tx *store.Tx) error {
+					_, err := Within(ctx, tx, late, func() (any, error) {
+						if err := insertEffect(ctx, tx, "late"); err != nil {
+							return nil, err
+						}
+						return nil, outcome(ctx, tx)
+					})
+					return err
+				})
+				if !errors.Is(err, ErrReplay) || late.Replayed == nil || string(late.Replayed.Body) != "first" {
+					t.Errorf("late request = %v, replayed %+v; want a replay of the first response", err, late.Replayed)
+				}
+				if n := effects(t, db); n != 1 {
+					t.Errorf("%d effects committed, want the first's only", n)
+				}
+			})
+		})
+	}
 }

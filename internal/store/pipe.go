@@ -239,6 +239,17 @@ func (tx *Tx) flushReads(ctx context.Context) error {
 	return tx.flush(ctx)
 }
 
+// ReadSent makes sure what SendQuery and SendRow collect is there: it sends
+// the queue if a query in it has rows still to read. It returns the
+// transaction's failure, if any (a queued statement's, which may have kept a
+// reader from running).
+func (tx *Tx) ReadSent(ctx context.Context) error {
+	if err := tx.flushReads(ctx); err != nil {
+		return tx.outcome(err)
+	}
+	return tx.failed
+}
+
 // sent counts the times the queue went to the server.
 func (s *session) sent() int { return s.flushN }
 
