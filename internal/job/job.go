@@ -605,6 +605,12 @@ const claimBatch = 16
 
 // claim locks up to limit due jobs of sc.
 func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc scope, limit int) ([]Job, error) {
+	// The jobs table swings fast (a burst of payins leaves thousands of
+	// expiry jobs waiting): a plan kept from when it was small would read
+	// them all on every claim (store.Tx.PlanEachTime).
+	if err := tx.PlanEachTime(ctx); err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
 		held := q.heldForLanes()
 		where, args := sc.filter([]any{now, bound, limit})
