@@ -69,7 +69,7 @@ func TestReplayAndReuse(t *testing.T) {
 		ctx := context.Background()
 		open(t, db)
 		k := NewKeeper(db, clock.Real{})
-		r := Request{MerchantID: "m1", Key: "k1", Hash: Fingerprint("POST", "/v2/payins", []byte(`{"a":1}`))}
+		r := Request{MerchantID: merchantID(t), Key: "k1", Hash: Fingerprint("POST", "/v2/payins", []byte(`{"a":1}`))}
 		first, err := effect(ctx, db, k, r, "first")
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestReplayAndReuse(t *testing.T) {
 			t.Errorf("same key, other body: error = %v, want %s", err, CodeKeyReused)
 		}
 		elsewhere := r
-		elsewhere.MerchantID = "m2"
+		elsewhere.MerchantID = merchantID(t) + "-2"
 		if got, err := effect(ctx, db, k, elsewhere, "m2's"); err != nil || string(got.Body) != "m2's" {
 			t.Errorf("another merchant's same key = %+v, %v; want its own effect", got, err)
 		}
@@ -102,7 +102,7 @@ func TestRolledBackLeavesKeyFree(t *testing.T) {
 		ctx := context.Background()
 		open(t, db)
 		k := NewKeeper(db, clock.Real{})
-		r := Request{MerchantID: "m1", Key: "k1", Hash: "h"}
+		r := Request{MerchantID: merchantID(t), Key: "k1", Hash: "h"}
 		claim, _, err := k.Begin(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +137,7 @@ func TestOneEffectAcrossKeepers(t *testing.T) {
 		ctx := context.Background()
 		open(t, db)
 		keepers := []*Keeper{NewKeeper(db, clock.Real{}), NewKeeper(db, clock.Real{})}
-		r := Request{MerchantID: "m1", Key: "race", Hash: "h"}
+		r := Request{MerchantID: merchantID(t), Key: "race", Hash: "h"}
 		var wg sync.WaitGroup
 		results := make([]string, 16)
 		for i := range results {
@@ -179,7 +179,7 @@ func TestFinishStoresRefusalsNotServerErrors(t *testing.T) {
 			status int
 			stored bool
 		}{{"refused", 422, true}, {"crashed", 500, false}} {
-			r := Request{MerchantID: "m1", Key: tt.key, Hash: "h"}
+			r := Request{MerchantID: merchantID(t), Key: tt.key, Hash: "h"}
 			claim, _, err := k.Begin(ctx, r)
 			if err != nil {
 				t.Fatal(err)
@@ -202,7 +202,7 @@ func TestPurgeKeepsRetention(t *testing.T) {
 		clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		k := NewKeeper(db, clk)
 		for _, key := range []string{"old", "new"} {
-			claim, _, err := k.Begin(ctx, Request{MerchantID: "m1", Key: key, Hash: "h"})
+			claim, _, err := k.Begin(ctx, Request{MerchantID: merchantID(t), Key: key, Hash: "h"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestPurgeKeepsRetention(t *testing.T) {
 		if n := purge(start.Add(Retention + time.Hour)); n != 1 {
 			t.Errorf("purge an hour later: %d deleted, want the old one", n)
 		}
-		if _, stored, _ := k.Begin(ctx, Request{MerchantID: "m1", Key: "new", Hash: "h"}); stored == nil {
+		if _, stored, _ := k.Begin(ctx, Request{MerchantID: merchantID(t), Key: "new", Hash: "h"}); stored == nil {
 			t.Error("the response within retention was purged")
 		}
 	})
@@ -243,7 +243,7 @@ func TestHeldKeyIsInFlight(t *testing.T) {
 		}
 		ctx := context.Background()
 		open(t, db)
-		r := Request{MerchantID: "m1", Key: "held", Hash: "h"}
+		r := Request{MerchantID: merchantID(t), Key: "held", Hash: "h"}
 		first, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestTakenKeyOutranksTheEffect(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				ctx := context.Background()
 				open(t, db)
-				r := Request{MerchantID: "m1", Key: "k1", Hash: "h"}
+				r := Request{MerchantID: merchantID(t), Key: "k1", Hash: "h"}
 				late, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
 				if err != nil {
 					t.Fatal(err)
@@ -342,3 +342,7 @@ func TestTakenKeyOutranksTheEffect(t *testing.T) {
 		})
 	}
 }
+
+// merchantID names the test's merchant after the test: a key's advisory lock
+// is one per database, and the tests of other schemas there run at once.
+func merchantID(t *testing.T) string { return "m-" + t.Name() }
