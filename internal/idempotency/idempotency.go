@@ -93,20 +93,26 @@ func (k *Keeper) Begin(ctx context.Context, r Request) (*Claim, *Stored, error) 
 	return &Claim{keeper: k, req: r, id: id}, nil, nil
 }
 
-const lookupSQL = `SELECT request_hash, status_code, body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`
-
 // lookup returns the stored response for r, errReused when the key belongs
 // to another request, or nothing when the key is free.
 func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 	var hash string
 	var s Stored
-	err := q.QueryRowContext(ctx, lookupSQL, r.MerchantID, r.Key).Scan(&hash, &s.Status, &s.Body)
+	err := q.QueryRowContext(ctx, `SELECT request_hash, status_code, body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
+		r.MerchantID, r.Key).Scan(&hash, &s.Status, &s.Body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("idempotency lookup: %w", err)
 	}
+	return r.replay(hash, s)
+}
+
+// replay is the answer to r under a key stored for the request whose
+// fingerprint is hash: the stored response s, or errReused when that was
+// another request.
+func (r Request) replay(hash string, s Stored) (*Stored, error) {
 	if hash != r.Hash {
 		return nil, errReused
 	}
@@ -236,10 +242,12 @@ func (c *Claim) verdict(ctx context.Context, tx *store.Tx) error {
 		return errInFlight
 	case !found.hash.Valid:
 		return nil // the key is free: the effect's outcome stands
-	case found.hash.String != c.req.Hash:
-		return errReused
 	}
-	c.Replayed = &Stored{Status: int(found.status.Int32), Body: found.body}
+	stored, err := c.req.replay(found.hash.String, Stored{Status: int(found.status.Int32), Body: found.body})
+	if err != nil {
+		return err
+	}
+	c.Replayed = stored
 	return ErrReplay
 }
 
