@@ -61,7 +61,7 @@ CREATE INDEX accounts_probe_note ON accounts (merchant_id, probe_note);
 	for _, target := range storetest.PostgresTargets() {
 		t.Run(target.Name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, target.DSN(t), store.Options{})
+			db, err := store.Open(ctx, target.Unmigrated(t), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,9 +16,10 @@ import (
 //go:embed migrations
 var migrations embed.FS
 
-// migrationLockID is the PostgreSQL advisory lock that serialises migrations
-// when several payd processes start at once.
-const migrationLockID = 7_201_118_406
+// MigrationLockID is the PostgreSQL advisory lock that serialises migrations
+// when several payd processes start at once. The tests' schema changes take
+// it too (storetest): on Citus two at once in one database break each other.
+const MigrationLockID = 7_201_118_406
 
 // Migration is one numbered schema step.
 type Migration struct {
@@ -97,10 +98,10 @@ func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, e
 	}
 	defer conn.Close()
 	if db.dialect == Postgres {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockID); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", MigrationLockID); err != nil {
 			return nil, fmt.Errorf("migrate: lock: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockID)
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", MigrationLockID)
 	}
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {

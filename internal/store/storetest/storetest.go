@@ -1,19 +1,16 @@
 // Package storetest opens throwaway databases for tests: a SQLite file always,
-// a fresh PostgreSQL schema whenever PAYD_TEST_POSTGRES_DSN is set, and a
-// fresh schema on a Citus coordinator whenever PAYD_TEST_CITUS_DSN is set.
+// a PostgreSQL schema of the test's own whenever PAYD_TEST_POSTGRES_DSN is
+// set, and one on a Citus coordinator whenever PAYD_TEST_CITUS_DSN is set.
 package storetest
 
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +28,8 @@ const CitusDSNEnv = "PAYD_TEST_CITUS_DSN"
 // Target is one database a test runs against.
 type Target struct {
 	Name string
-	// DSN names a fresh database each call, which holds no rows: migrated
-	// already (SQLite) or not yet (PostgreSQL), so the caller migrates it.
+	// DSN names a database of the test's own each call, migrated and
+	// holding no rows (the caller may migrate it again, which does nothing).
 	DSN func(t testing.TB) string
 	// Unmigrated names a fresh database that no migration has touched, for
 	// the tests of migrating.
@@ -44,10 +41,10 @@ type Target struct {
 func Targets() []Target {
 	out := []Target{{Name: "sqlite", DSN: SQLiteDSN, Unmigrated: SQLiteUnmigratedDSN}}
 	if os.Getenv(DSNEnv) != "" {
-		out = append(out, Target{Name: "postgres", DSN: PostgresDSN, Unmigrated: PostgresDSN})
+		out = append(out, Target{Name: "postgres", DSN: PostgresDSN, Unmigrated: PostgresUnmigratedDSN})
 	}
 	if os.Getenv(CitusDSNEnv) != "" {
-		out = append(out, Target{Name: "citus", DSN: CitusDSN, Unmigrated: CitusDSN})
+		out = append(out, Target{Name: "citus", DSN: CitusDSN, Unmigrated: CitusUnmigratedDSN})
 	}
 	return out
 }
@@ -210,70 +207,37 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// PostgresDSN creates an empty schema on the test server, points a DSN's
-// search_path at it, and drops it when the test ends.
+// PostgresDSN returns a DSN whose search_path is a schema on the test
+// server that is migrated and holds no rows, taken from the test processes'
+// pool (pool.go) and given back when the test ends.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	return schemaDSN(t, DSNEnv, nil)
+	return serverPool(t, DSNEnv).take(t, nil)
 }
 
-// CitusDSN is PostgresDSN on the Citus coordinator. Its tables are split
-// into 2 shards each (Citus makes 32 by default), one on each worker, which
-// spreads merchants over both and keeps a test's migration short: every
-// test migrates a schema of its own, one at a time in the database, and a
-// migration took 3.2 s with 4 shards, 2.4-2.6 s with 2.
+// PostgresUnmigratedDSN returns a DSN whose search_path is a new, empty
+// schema on the test server, dropped when the test ends.
+func PostgresUnmigratedDSN(t testing.TB) string {
+	t.Helper()
+	return serverPool(t, DSNEnv).fresh(t, nil)
+}
+
+// citusOptions split a test's Citus tables into 2 shards each (Citus makes
+// 32 by default), one on each worker, which spreads merchants over both and
+// keeps a migration short: they go one at a time in the database, and one
+// took 3.2 s with 4 shards, 2.4-2.6 s with 2.
+var citusOptions = map[string]string{"options": "-c citus.shard_count=2"}
+
+// CitusDSN is PostgresDSN on the Citus coordinator.
 func CitusDSN(t testing.TB) string {
 	t.Helper()
-	return schemaDSN(t, CitusDSNEnv, map[string]string{"options": "-c citus.shard_count=2"})
+	return serverPool(t, CitusDSNEnv).take(t, citusOptions)
 }
 
-// schemaDSN creates an empty schema on the server env points at, and
-// returns a DSN whose search_path is that schema, with extra parameters.
-func schemaDSN(t testing.TB, env string, extra map[string]string) string {
+// CitusUnmigratedDSN is PostgresUnmigratedDSN on the Citus coordinator.
+func CitusUnmigratedDSN(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(env)
-	if base == "" {
-		t.Skip(env + " not set")
-	}
-	schema := "t_" + strings.ToLower(store.RandomID(12))
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		// On Citus two schemas dropped at once can deadlock on the
-		// metadata they share; the one cancelled tries again, after a
-		// pause that grows, so that the other drop is over by then (tried
-		// at once, it met the next drop again: a CI run left 20 schemas).
-		for try := 1; try <= 5; try++ {
-			if _, err = admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err == nil {
-				return
-			}
-			time.Sleep(time.Duration(try) * 250 * time.Millisecond)
-		}
-		t.Logf("schema %s is left behind: %v", schema, err)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", env, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	for k, v := range extra {
-		q.Set(k, v)
-	}
-	// A space as %20: pgx reads a "+" in the query as itself.
-	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
-	return u.String()
+	return serverPool(t, CitusDSNEnv).fresh(t, citusOptions)
 }
 
 // Write runs a service's write method (ctx, tx, caller, request) in a
