@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -61,10 +62,16 @@ func (h *hookReceiver) count(id string) int {
 // waitUntil polls cond until it holds or the deadline passes.
 func waitUntil(t testing.TB, what string, within time.Duration, cond func() bool) {
 	t.Helper()
+	waitUntilOr(t, what, within, cond, func() string { return "" })
+}
+
+// waitUntilOr is waitUntil that adds what explain says to a timeout.
+func waitUntilOr(t testing.TB, what string, within time.Duration, cond func() bool, explain func() string) {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
+			t.Fatalf("timed out after %s waiting for %s%s", within, what, explain())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -398,15 +405,13 @@ func TestWebhookThousandEventsFlakyReceiver(t *testing.T) {
 			}
 			return n
 		}
-		for deadline := time.Now().Add(120 * time.Second); undelivered() > 0; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				// What the outbox says of them tells a stalled dispatcher
-				// from events that used up their retries.
-				var states string
-				p.srv.DB.Read().QueryRow(`SELECT string_agg(status || ' ' || attempts || ' attempts', ', ') FROM webhook_events WHERE status <> 'delivered'`).Scan(&states)
-				t.Fatalf("after 2 minutes, %d events not received; not delivered in the outbox: %s", undelivered(), states)
-			}
-		}
+		// What the outbox says of those not received tells a stalled
+		// dispatcher from events that used up their retries.
+		waitUntilOr(t, "every event delivered", 120*time.Second, func() bool { return undelivered() == 0 }, func() string {
+			var states string
+			p.srv.DB.Read().QueryRow(`SELECT string_agg(status || ' ' || attempts || ' attempts', ', ') FROM webhook_events WHERE status <> 'delivered'`).Scan(&states)
+			return fmt.Sprintf(": %d events not received; not delivered in the outbox: %s", undelivered(), states)
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		dups := 0

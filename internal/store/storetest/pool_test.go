@@ -8,24 +8,18 @@ import (
 	"testing"
 )
 
-// serverPools are the pools of the servers the tests run on.
-func serverPools(t *testing.T) map[string]func(testing.TB) string {
-	out := map[string]func(testing.TB) string{}
-	for _, target := range PostgresTargets() {
-		out[target.Name] = target.DSN
+// servers are the variables of the servers the tests pool schemas on.
+func servers(t *testing.T) []string {
+	var out []string
+	for _, env := range []string{DSNEnv, CitusDSNEnv} {
+		if os.Getenv(env) != "" {
+			out = append(out, env)
+		}
 	}
 	if len(out) == 0 {
 		t.Skip("no PostgreSQL server to pool schemas on")
 	}
 	return out
-}
-
-// baseOf returns the DSN of the server a target is on.
-func baseOf(t *testing.T, target string) string {
-	if target == "citus" {
-		return os.Getenv(CitusDSNEnv)
-	}
-	return os.Getenv(DSNEnv)
 }
 
 // schemaOf returns the schema a DSN's search_path names.
@@ -42,11 +36,12 @@ func schemaOf(t *testing.T, dsn string) string {
 // from 1 again, while its record of migrations stays.
 func TestEmptiedSchemaIsAsNew(t *testing.T) {
 	t.Parallel()
-	for name, dsn := range serverPools(t) {
-		t.Run(name, func(t *testing.T) {
+	for _, env := range servers(t) {
+		t.Run(env, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			d := dsn(t)
+			p := serverPool(t, env)
+			d := p.take(t)
 			db, err := sql.Open("pgx", d)
 			if err != nil {
 				t.Fatal(err)
@@ -64,10 +59,6 @@ func TestEmptiedSchemaIsAsNew(t *testing.T) {
 				if _, err := db.Exec(s); err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
-			}
-			p, err := poolOf(baseOf(t, name))
-			if err != nil {
-				t.Fatal(err)
 			}
 			if err := p.empty(ctx, schemaOf(t, d)); err != nil {
 				t.Fatalf("empty: %v", err)
@@ -97,31 +88,23 @@ func TestEmptiedSchemaIsAsNew(t *testing.T) {
 // given to another test; it is dropped when the test ends.
 func TestChangedSchemaIsDropped(t *testing.T) {
 	t.Parallel()
-	for name, dsn := range serverPools(t) {
-		t.Run(name, func(t *testing.T) {
+	for _, env := range servers(t) {
+		t.Run(env, func(t *testing.T) {
 			t.Parallel()
+			p := serverPool(t, env)
 			var changed, kept string
 			t.Run("test", func(t *testing.T) {
-				for i, s := range []*string{&changed, &kept} {
-					d := dsn(t)
-					*s = schemaOf(t, d)
-					if i > 0 {
-						continue
-					}
-					db, err := sql.Open("pgx", d)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer db.Close()
-					if _, err := db.Exec(`ALTER TABLE merchants ADD COLUMN only_here TEXT`); err != nil {
-						t.Fatal(err)
-					}
+				d := p.take(t)
+				changed, kept = schemaOf(t, d), schemaOf(t, p.take(t))
+				db, err := sql.Open("pgx", d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if _, err := db.Exec(`ALTER TABLE merchants ADD COLUMN only_here TEXT`); err != nil {
+					t.Fatal(err)
 				}
 			})
-			p, err := poolOf(baseOf(t, name))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var exists bool
 			if err := p.admin.QueryRow(`SELECT count(*) > 0 FROM pg_namespace WHERE nspname = $1`, changed).Scan(&exists); err != nil || exists {
 				t.Errorf("the changed schema %s exists after its test (%v)", changed, err)

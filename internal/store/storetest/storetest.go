@@ -117,6 +117,19 @@ func SQLiteUnmigratedDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "payd.db")
 }
 
+// migrationsHash names a build of a dialect's migrations: a hash of them.
+func migrationsHash(d store.Dialect) (string, error) {
+	ms, err := store.Migrations(d)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, m := range ms {
+		fmt.Fprintf(h, "%d %s %d\n%s", m.Version, m.Name, len(m.SQL), m.SQL)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
 var template struct {
 	once sync.Once
 	path string
@@ -129,16 +142,12 @@ var template struct {
 // renamed, so a process never sees one half made.
 func sqliteTemplate() (string, error) {
 	template.once.Do(func() {
-		ms, err := store.Migrations(store.SQLite)
+		build, err := migrationsHash(store.SQLite)
 		if err != nil {
 			template.err = err
 			return
 		}
-		h := sha256.New()
-		for _, m := range ms {
-			fmt.Fprintf(h, "%d %s %d\n%s", m.Version, m.Name, len(m.SQL), m.SQL)
-		}
-		path := filepath.Join(os.TempDir(), "payd-test-sqlite-"+hex.EncodeToString(h.Sum(nil))[:16]+".db")
+		path := filepath.Join(os.TempDir(), "payd-test-sqlite-"+build+".db")
 		if _, err := os.Stat(path); err == nil {
 			// Marked as in use, for removeStaleTemplates of other builds.
 			now := time.Now()
@@ -212,32 +221,26 @@ func copyFile(from, to string) error {
 // pool (pool.go) and given back when the test ends.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	return serverPool(t, DSNEnv).take(t, nil)
+	return serverPool(t, DSNEnv).take(t)
 }
 
 // PostgresUnmigratedDSN returns a DSN whose search_path is a new, empty
 // schema on the test server, dropped when the test ends.
 func PostgresUnmigratedDSN(t testing.TB) string {
 	t.Helper()
-	return serverPool(t, DSNEnv).fresh(t, nil)
+	return serverPool(t, DSNEnv).fresh(t)
 }
-
-// citusOptions split a test's Citus tables into 2 shards each (Citus makes
-// 32 by default), one on each worker, which spreads merchants over both and
-// keeps a migration short: they go one at a time in the database, and one
-// took 3.2 s with 4 shards, 2.4-2.6 s with 2.
-var citusOptions = map[string]string{"options": "-c citus.shard_count=2"}
 
 // CitusDSN is PostgresDSN on the Citus coordinator.
 func CitusDSN(t testing.TB) string {
 	t.Helper()
-	return serverPool(t, CitusDSNEnv).take(t, citusOptions)
+	return serverPool(t, CitusDSNEnv).take(t)
 }
 
 // CitusUnmigratedDSN is PostgresUnmigratedDSN on the Citus coordinator.
 func CitusUnmigratedDSN(t testing.TB) string {
 	t.Helper()
-	return serverPool(t, CitusDSNEnv).fresh(t, citusOptions)
+	return serverPool(t, CitusDSNEnv).fresh(t)
 }
 
 // Write runs a service's write method (ctx, tx, caller, request) in a
