@@ -556,15 +556,20 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			t.Skip("on Citus each shard plans the query alone (the postgres run checks that plan), and EXPLAIN shows one shard, maybe an empty one")
 		}
 		d := newDispatcher(db, Policy{AllowPrivate: true})
-		// A backlog of one endpoint, each event its own record, then fresh
-		// statistics: on an empty table every plan costs the same, and the
-		// planner's choice says nothing about a real outbox.
+		// A backlog, each event its own record, most of it another
+		// endpoint's, then fresh statistics: on an empty table every plan
+		// costs the same, and the planner's choice says nothing about a real
+		// outbox.
 		merchantID := newMerchant(t, db)
 		ctx := context.Background()
 		if err := db.Exec(ctx, func(tx *store.Tx) error {
 			for i := range 2000 {
+				endpoint := "https://other.example.com/hook"
+				if i%20 == 0 {
+					endpoint = "https://example.com/hook"
+				}
 				if _, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "test.event", RecordUUID: fmt.Sprintf("BACKLOG%d", i),
-					Target: Target{EndpointURL: "https://example.com/hook"}, Payload: i}); err != nil {
+					Target: Target{EndpointURL: endpoint}, Payload: i}); err != nil {
 					return err
 				}
 			}
