@@ -361,15 +361,14 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		if len(out) == 0 {
 			return nil, nil
 		}
-		lease := []any{now + d.Lease.Milliseconds(), now}
-		marks := make([]string, len(out))
+		keys := make([]eventKey, len(out))
 		for i, c := range out {
-			lease = append(lease, c.id)
-			marks[i] = "$" + strconv.Itoa(i+3)
+			keys[i] = eventKey{c.merchantID, c.id}
 		}
+		which, lease := byKeys([]any{now + d.Lease.Milliseconds(), now}, keys)
 		leased := map[string]bool{}
 		err = tx.Query(ctx, `UPDATE webhook_events SET locked_until = $1
-			WHERE id IN (`+strings.Join(marks, ", ")+`) AND status = 'pending' AND (locked_until IS NULL OR locked_until < $2)
+			WHERE `+which+` AND status = 'pending' AND (locked_until IS NULL OR locked_until < $2)
 			RETURNING id`, lease, func(row store.Row) error {
 			var id string
 			err := row.Scan(&id)
@@ -459,7 +458,7 @@ func inRecordOrder(alias string) string {
 // endpoint, $3 now, $4 how many.
 func (d *Dispatcher) claimForQuery() string {
 	return `UPDATE webhook_events SET locked_until = $1
-		WHERE id IN (SELECT w.id FROM webhook_events w
+		WHERE (merchant_id, id) IN (SELECT w.merchant_id, w.id FROM webhook_events w
 			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)` +
 		inRecordOrder("w") + `
 			ORDER BY w.next_attempt_at LIMIT $4` + d.skipLocked("w") + `)` + d.stillFree() + `
@@ -630,11 +629,11 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 	now := d.clock.Now()
 	rows := make([]attemptRow, len(batch))
 	results := make([]string, len(batch))
-	var delivered []any
+	var delivered []eventKey
 	for i, r := range batch {
 		rows[i], results[i] = d.next(r, now)
 		if rows[i].status == Delivered {
-			delivered = append(delivered, rows[i].eventID)
+			delivered = append(delivered, eventKey{rows[i].merchantID, rows[i].eventID})
 		}
 	}
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
@@ -655,13 +654,9 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 			}
 		}
 		for chunk := range slices.Chunk(delivered, attemptsPerStatement) {
-			marks := make([]string, len(chunk))
-			for i := range chunk {
-				marks[i] = "$" + strconv.Itoa(i+2)
-			}
+			which, args := byKeys([]any{now.UnixMilli()}, chunk)
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
-				locked_until = NULL, last_error = NULL, delivered_at = $1, updated_at = $1 WHERE id IN (`+strings.Join(marks, ", ")+`)`,
-				append([]any{now.UnixMilli()}, chunk...)...); err != nil {
+				locked_until = NULL, last_error = NULL, delivered_at = $1, updated_at = $1 WHERE `+which, args...); err != nil {
 				return err
 			}
 		}
@@ -678,6 +673,31 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 		return nil
 	})
 	return results, err
+}
+
+// eventKey is an event's primary key.
+type eventKey struct{ merchantID, id string }
+
+// byKeys appends the merchants and ids of keys to args and returns the
+// condition that finds those events through the primary key, merchant
+// first: "merchant_id IN ($3) AND id IN ($4, $5)". An event id is random
+// (store.RandomID, 20 characters), so no other merchant of the list has one
+// of the ids, and the condition finds exactly the keys' events.
+func byKeys(args []any, keys []eventKey) (string, []any) {
+	merchants := map[string]bool{}
+	var m, ids []string
+	for _, k := range keys {
+		if !merchants[k.merchantID] {
+			merchants[k.merchantID] = true
+			args = append(args, k.merchantID)
+			m = append(m, "$"+strconv.Itoa(len(args)))
+		}
+	}
+	for _, k := range keys {
+		args = append(args, k.id)
+		ids = append(ids, "$"+strconv.Itoa(len(args)))
+	}
+	return "merchant_id IN (" + strings.Join(m, ", ") + ") AND id IN (" + strings.Join(ids, ", ") + ")", args
 }
 
 // attemptRow is what recording one attempt writes.

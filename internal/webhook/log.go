@@ -49,10 +49,13 @@ func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([
 // Recent lists merchantID's latest events, newest first, with their
 // attempts; status, when set, keeps only events in it.
 func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Status, limit int) ([]Delivery, error) {
-	return d.listed(ctx, merchantID, `SELECT `+deliveryColumns+` FROM webhook_events
-		WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
-		merchantID, string(status), min(limit, maxListed))
+	return d.listed(ctx, merchantID, recentQuery, merchantID, string(status), min(limit, maxListed))
 }
+
+// recentQuery is Recent's: $1 the merchant, $2 the status or '', $3 how
+// many. The index on (merchant_id, created_at, id) reads them newest first.
+const recentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_events
+	WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`
 
 // listed reads the events of merchantID query selects (deliveryColumns),
 // each with its attempts.

@@ -556,16 +556,16 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			t.Skip("on Citus each shard plans the query alone (the postgres run checks that plan), and EXPLAIN shows one shard, maybe an empty one")
 		}
 		d := newDispatcher(db, Policy{AllowPrivate: true})
-		// A backlog, each event its own record, most of it another
-		// endpoint's, then fresh statistics: on an empty table every plan
-		// costs the same, and the planner's choice says nothing about a real
-		// outbox.
+		// An outbox of events delivered long ago and a backlog, each event
+		// its own record, most of it another endpoint's, then fresh
+		// statistics: on an empty table every plan costs the same, and the
+		// planner's choice says nothing about a real outbox.
 		merchantID := newMerchant(t, db)
 		ctx := context.Background()
 		if err := db.Exec(ctx, func(tx *store.Tx) error {
-			for i := range 2000 {
+			for i := range 4000 {
 				endpoint := "https://other.example.com/hook"
-				if i%20 == 0 {
+				if i%40 == 0 {
 					endpoint = "https://example.com/hook"
 				}
 				if _, err := d.Emit(ctx, tx, Event{MerchantID: merchantID, Type: "test.event", RecordUUID: fmt.Sprintf("BACKLOG%d", i),
@@ -573,11 +573,18 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 					return err
 				}
 			}
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'delivered', next_attempt_at = NULL, delivered_at = created_at
+				WHERE merchant_id = $1 AND endpoint_url <> $2 AND seq % 2 = 0`, merchantID, "https://example.com/hook"); err != nil {
+				return err
+			}
 			_, err := tx.ExecContext(ctx, `ANALYZE webhook_events`)
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
+		// Every event is due at now: the claim must then choose between
+		// walking the whole backlog and the endpoint's part of it.
+		now := time.Now().Add(time.Hour).UnixMilli()
 		queries := []struct {
 			name  string
 			query string
@@ -585,10 +592,13 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			index []string // the plan must use one of these indexes
 			also  string   // and this one, if set
 		}{
-			{"due probe", dueProbe, []any{int64(1)}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
+			{"due probe", dueProbe, []any{now}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
 			// The record-order check (inRecordOrder) looks up the record's
 			// earlier events by the record index.
-			{"claim for one endpoint", d.claimForQuery(), []any{int64(2), "https://example.com/hook", int64(1), 4}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
+			// The webhook log reads a merchant's latest events without
+			// sorting every event it ever had.
+			{"webhook log", recentQuery, []any{merchantID, "", 50}, []string{"webhook_events_recent"}, ""},
+			{"claim for one endpoint", d.claimForQuery(), []any{now + 1, "https://example.com/hook", now, 4}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 		}
 		for _, q := range queries {
 			plan := strings.Join(explain(t, db, q.query, q.args...), "\n")
