@@ -71,7 +71,7 @@ func TestFailoverPostgres(t *testing.T) {
 		// Until then, payd says the database is away for a moment: 503 with
 		// Retry-After, never a 500.
 		if err == nil && (res.Status != 503 || res.Header.Get("Retry-After") == "") {
-			t.Errorf("during the failover: %d %s, want 503 with Retry-After", res.Status, res.Body)
+			t.Errorf("during the failover: %d %s, want 503 with Retry-After; payd logged:\n%s", res.Status, res.Body, node.logFor(res.Header.Get("X-Request-Id")))
 		}
 		time.Sleep(100 * time.Millisecond)
 		return false

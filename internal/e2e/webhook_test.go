@@ -179,7 +179,27 @@ type process struct {
 	cmd    *exec.Cmd
 	base   string
 	stdout strings.Builder
+	// logged keeps payd's log lines (standard error) that name a request
+	// id, up to maxLogged of them, so a test can quote what payd said of a
+	// request it answered wrongly (logFor).
+	logged []string
 	mu     sync.Mutex
+}
+
+// maxLogged bounds process.logged.
+const maxLogged = 10000
+
+// logFor returns payd's log lines about request id.
+func (p *process) logFor(id string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.logged {
+		if strings.Contains(l, id) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 var bannerApp = regexp.MustCompile(`^\s+([A-Z]{3})\s+([0-9]{12})\s+(\S+)\s+(sk_\S+)$`)
@@ -211,6 +231,13 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
+			}
+			if strings.Contains(sc.Text(), `"request_id"`) {
+				p.mu.Lock()
+				if len(p.logged) < maxLogged {
+					p.logged = append(p.logged, sc.Text())
+				}
+				p.mu.Unlock()
 			}
 		}
 	}()

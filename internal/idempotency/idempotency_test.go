@@ -346,3 +346,56 @@ func TestTakenKeyOutranksTheEffect(t *testing.T) {
 // merchantID names the test's merchant after the test: a key's advisory lock
 // is one per database, and the tests of other schemas there run at once.
 func merchantID(t *testing.T) string { return "m-" + t.Name() }
+
+// TestLostConnectionIsUnavailable: when the database goes away under a
+// keyed write (a server restart, a failover), the answer says so
+// (store.IsUnavailable: a 503 the client retries), though the key's check,
+// which goes with the effect's first statement, was never read. (A CI run of
+// the failover test once answered "idempotency check: its row was not
+// read", a 500: store's TestClosedConnectionFailsTheTransaction has that
+// case, a connection database/sql had closed.)
+func TestLostConnectionIsUnavailable(t *testing.T) {
+	t.Parallel()
+	for _, target := range storetest.PostgresTargets() {
+		t.Run(target.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dsn := target.DSN(t)
+			db, err := store.Open(ctx, dsn, store.Options{MaxConns: 1}) // every transaction on one connection
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			killer := storetest.Open(t, dsn)
+			open(t, db)
+			pid, err := store.Do(ctx, db, func(tx *store.Tx) (int, error) {
+				var pid int
+				err := tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
+				return pid, err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			claim, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, Request{MerchantID: merchantID(t), Key: "lost", Hash: "h"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer claim.release()
+			err = db.Exec(ctx, func(tx *store.Tx) error {
+				_, err := Within(ctx, tx, claim, func() (any, error) {
+					// The connection dies before the effect's first statement,
+					// which carries the transaction's BEGIN and the key's check.
+					var gone bool
+					if err := killer.Read().QueryRowContext(ctx, `SELECT pg_terminate_backend($1::int, 10000::bigint)`, pid).Scan(&gone); err != nil || !gone {
+						return nil, fmt.Errorf("terminate the write connection: %v, %v", gone, err)
+					}
+					return nil, insertEffect(ctx, tx, "lost")
+				})
+				return err
+			})
+			if !store.IsUnavailable(err) {
+				t.Errorf("a keyed write whose connection died = %v, want an error saying the database is unavailable", err)
+			}
+		})
+	}
+}

@@ -37,3 +37,7 @@ func (db *DB) Queued(ctx context.Context) int {
 	}
 	return 0
 }
+
+// CloseConn closes the connection under a PostgreSQL transaction, as
+// database/sql does with one that broke.
+func (tx *Tx) CloseConn() { tx.sess.conn.Close() }

@@ -287,7 +287,9 @@ func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error)
 	tx.roundTrips++
 	var tag pgconn.CommandTag
 	var queuedErr error
+	ran := false
 	err := s.conn.Raw(func(dc any) error {
+		ran = true
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("pipeline: driver connection is %T, not pgx", dc)
@@ -338,6 +340,12 @@ func (tx *Tx) send(ctx context.Context, last *queued, read func(pgx.Rows) error)
 		}
 		return br.Close()
 	})
+	if err != nil && !ran && len(queue) > 0 {
+		// The connection was gone before anything was sent (database/sql
+		// closes one that broke): the queued statements are lost with it,
+		// and so is the transaction.
+		queuedErr = err
+	}
 	if queuedErr != nil && tx.failed == nil {
 		tx.failed = queuedErr
 	}

@@ -281,7 +281,7 @@ func IsUnavailable(err error) bool {
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) ||
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
 }

@@ -576,3 +576,38 @@ func TestPlanEachTime(t *testing.T) {
 		}
 	})
 }
+
+// TestClosedConnectionFailsTheTransaction: a transaction whose connection
+// database/sql has closed (it broke) fails as unavailable, and so do the
+// statements it had queued, which never reached the server: a reader of
+// their rows learns why they are missing (ReadSent), and the request is
+// answered 503, not 500. Queued statements once vanished silently there, and
+// a keyed write during a failover was answered "idempotency check: its row
+// was not read".
+func TestClosedConnectionFailsTheTransaction(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite runs in-process: there is no connection to lose")
+		}
+		ctx := context.Background()
+		var queued bool
+		var readErr, sentErr error
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if err := tx.SendRow(ctx, `SELECT true`, nil, &queued); err != nil {
+				return err
+			}
+			tx.CloseConn()
+			var one int
+			readErr = tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+			sentErr = tx.ReadSent(ctx)
+			return readErr
+		})
+		if !store.IsUnavailable(readErr) || !store.IsUnavailable(err) {
+			t.Errorf("a statement on a closed connection = %v, its transaction %v; want errors saying the database is unavailable", readErr, err)
+		}
+		if queued || !store.IsUnavailable(sentErr) {
+			t.Errorf("the queued row: read %v, ReadSent = %v; want unread, and an error saying the database is unavailable", queued, sentErr)
+		}
+	})
+}
