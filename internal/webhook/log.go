@@ -52,7 +52,7 @@ func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Statu
 	return d.listed(ctx, merchantID, recentQuery, merchantID, string(status), min(limit, maxListed))
 }
 
-// recentQuery is Recent's: $1 the merchant, $2 the status or '', $3 how
+// recentQuery is Recent's: $1 the merchant, $2 the status (empty: any), $3 how
 // many. The index on (merchant_id, created_at, id) reads them newest first.
 const recentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_events
 	WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`
