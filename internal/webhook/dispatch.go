@@ -320,23 +320,15 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		return nil, err
 	}
 	args := []any{now, n}
-	exclude := ""
-	if len(saturated) > 0 {
-		marks := make([]string, len(saturated))
-		for i, ep := range saturated {
-			args = append(args, ep)
-			marks[i] = "$" + strconv.Itoa(len(args))
-		}
-		exclude = " AND e.endpoint_url NOT IN (" + strings.Join(marks, ", ") + ")"
+	var exclude []string
+	for _, ep := range saturated {
+		exclude = append(exclude, arg(&args, ep))
 	}
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
 		if err := leaseTx(ctx, tx); err != nil {
 			return nil, err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
-			FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
-			WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)`+exclude+inRecordOrder("e")+`
-			ORDER BY e.next_attempt_at LIMIT $2`+d.skipLocked("e"), args...)
+		rows, err := tx.QueryContext(ctx, d.claimQuery(exclude), args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
@@ -380,6 +372,19 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		}
 		return slices.DeleteFunc(out, func(c claimed) bool { return !leased[c.id] }), nil
 	})
+}
+
+// claimQuery is claim's statement: $1 now, $2 how many, and exclude the
+// placeholders of the endpoints to skip.
+func (d *Dispatcher) claimQuery(exclude []string) string {
+	skip := ""
+	if len(exclude) > 0 {
+		skip = " AND e.endpoint_url NOT IN (" + strings.Join(exclude, ", ") + ")"
+	}
+	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
+		FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
+		WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)` + skip + inRecordOrder("e") + `
+		ORDER BY e.next_attempt_at LIMIT $2` + d.skipLocked("e")
 }
 
 // stillFree is the lease's condition on Citus (see skipLocked); on
@@ -689,15 +694,19 @@ func byKeys(args []any, keys []eventKey) (string, []any) {
 	for _, k := range keys {
 		if !merchants[k.merchantID] {
 			merchants[k.merchantID] = true
-			args = append(args, k.merchantID)
-			m = append(m, "$"+strconv.Itoa(len(args)))
+			m = append(m, arg(&args, k.merchantID))
 		}
 	}
 	for _, k := range keys {
-		args = append(args, k.id)
-		ids = append(ids, "$"+strconv.Itoa(len(args)))
+		ids = append(ids, arg(&args, k.id))
 	}
 	return "merchant_id IN (" + strings.Join(m, ", ") + ") AND id IN (" + strings.Join(ids, ", ") + ")", args
+}
+
+// arg appends v to *args and returns its placeholder.
+func arg(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
 }
 
 // attemptRow is what recording one attempt writes.

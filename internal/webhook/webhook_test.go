@@ -593,6 +593,8 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			also  string   // and this one, if set
 		}{
 			{"due probe", dueProbe, []any{now}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
+			{"claim over every endpoint", d.claimQuery([]string{"$3"}), []any{now, 4, "https://saturated.example.com/hook"},
+				[]string{"webhook_events_due", "webhook_events_endpoint_due"}, "webhook_events_record"},
 			// The record-order check (inRecordOrder) looks up the record's
 			// earlier events by the record index.
 			// The webhook log reads a merchant's latest events without
@@ -610,7 +612,7 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			}
 			for _, line := range strings.Split(plan, "\n") {
 				line = strings.TrimLeft(line, "|-` ")
-				if strings.Contains(line, "Seq Scan on webhook_events") || strings.HasPrefix(line, "SCAN webhook_events") || strings.HasPrefix(line, "SCAN w") || strings.HasPrefix(line, "SCAN p") {
+				if strings.Contains(line, "Seq Scan on webhook_events") || strings.HasPrefix(line, "SCAN webhook_events") || strings.HasPrefix(line, "SCAN w") || strings.HasPrefix(line, "SCAN p") || strings.HasPrefix(line, "SCAN e ") || line == "SCAN e" {
 					t.Errorf("%s scans webhook_events:\n%s", q.name, plan)
 				}
 			}
