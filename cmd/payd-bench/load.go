@@ -10,18 +10,21 @@ import (
 
 // result of one scenario.
 type result struct {
-	Name        string  `json:"name"`
-	Requests    int64   `json:"requests"`
-	Errors      int64   `json:"errors"`
-	PerSecond   float64 `json:"per_second"`
-	P50ms       float64 `json:"p50_ms"`
-	P99ms       float64 `json:"p99_ms"`
-	PaydCPU     float64 `json:"payd_cpu_percent" doc:"payd's CPU use during the scenario, in percent of one core."`
-	BenchCPU    float64 `json:"bench_cpu_percent" doc:"The load generator's CPU use, in percent of one core."`
-	FirstError  string  `json:"first_error,omitempty"`
-	Reference   string  `json:"reference,omitempty"`
-	RatioToRef  float64 `json:"ratio_to_reference,omitempty"`
-	Description string  `json:"description"`
+	Name       string  `json:"name"`
+	Requests   int64   `json:"requests"`
+	Errors     int64   `json:"errors"`
+	PerSecond  float64 `json:"per_second"`
+	P50ms      float64 `json:"p50_ms"`
+	P99ms      float64 `json:"p99_ms"`
+	PaydCPU    float64 `json:"payd_cpu_percent" doc:"payd's CPU use during the scenario, in percent of one core."`
+	BenchCPU   float64 `json:"bench_cpu_percent" doc:"The load generator's CPU use, in percent of one core."`
+	FirstError string  `json:"first_error,omitempty"`
+	Reference  string  `json:"reference,omitempty"`
+	RatioToRef float64 `json:"ratio_to_reference,omitempty" doc:"per_second over the reference's."`
+	// P99RatioToRef is p99_ms over the reference's, for a row whose
+	// reference was offered the same rate (the half-peak row).
+	P99RatioToRef float64 `json:"p99_ratio_to_reference,omitempty"`
+	Description   string  `json:"description"`
 }
 
 // drive runs op from n clients until d has passed (or op reports it is

@@ -1,34 +1,69 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite"
 )
 
-// references measures the machine's own limits for the database.
-func references(ctx context.Context, s settings, db, dsn string) ([]result, error) {
+// The reference rows' names; compare matches payd's rows to them.
+const (
+	refSQLite       = "sqlite bare insert loop"
+	refTPCB         = "pgbench tpcb-like"
+	refSimple       = "pgbench -N"
+	atHalfPeak      = " @ half peak"
+	halfPeakRowName = "payin create" + atHalfPeak
+)
+
+// references measures the machine's own limits for the database. halfRate,
+// when not 0, is the rate payd's creates were offered at half their peak:
+// the reference that writes the most like a create is then offered the
+// same rate, so that payd's latency there has the machine's own beside it
+// (a durable commit waits for the disk, whose slow flushes set a floor
+// under any p99).
+func references(ctx context.Context, s settings, db, dsn string, halfRate float64) ([]result, error) {
 	if db == "sqlite" {
-		r, err := sqliteInsertLoop(ctx, s.duration)
+		full, err := sqliteInsertLoop(ctx, s.duration, 0)
 		if err != nil {
 			return nil, err
 		}
-		return []result{r}, nil
+		out := []result{full}
+		if halfRate > 0 {
+			half, err := sqliteInsertLoop(ctx, s.duration, halfRate)
+			if err != nil {
+				return nil, err
+			}
+			half.Name += atHalfPeak
+			half.Description = fmt.Sprintf("the bare insert loop offered %.0f/s, payd's half-peak create rate", halfRate)
+			out = append(out, half)
+		}
+		return out, nil
 	}
 	var out []result
-	for _, mode := range []struct{ name, flag, what string }{
-		{"pgbench tpcb-like", "", "pgbench default transaction (3 updates, 1 select, 1 insert)"},
-		{"pgbench -N", "-N", "pgbench simple-update (skips the hot branch and teller updates)"},
+	for _, mode := range []struct {
+		name, flag, what string
+		rate             float64
+	}{
+		{refTPCB, "", "pgbench default transaction (3 updates, 1 select, 1 insert)", 0},
+		{refSimple, "-N", "pgbench simple-update (skips the hot branch and teller updates)", 0},
+		{refSimple + atHalfPeak, "-N", fmt.Sprintf("pgbench -N offered %.0f/s, payd's half-peak create rate; latency from each transaction's start", halfRate), halfRate},
 	} {
-		r, err := pgbench(ctx, s, mode.flag)
+		if mode.name == refSimple+atHalfPeak && halfRate <= 0 {
+			continue
+		}
+		r, err := pgbench(ctx, s, mode.flag, mode.rate)
 		if err != nil {
 			return nil, err
 		}
@@ -39,8 +74,9 @@ func references(ctx context.Context, s settings, db, dsn string) ([]result, erro
 }
 
 // sqliteInsertLoop commits one-row insert transactions on one connection with
-// payd's settings (WAL, synchronous=FULL) for d.
-func sqliteInsertLoop(ctx context.Context, d time.Duration) (result, error) {
+// payd's settings (WAL, synchronous=FULL) for d: as fast as it goes, or
+// offered rate transactions a second when rate is not 0.
+func sqliteInsertLoop(ctx context.Context, d time.Duration, rate float64) (result, error) {
 	dir, err := os.MkdirTemp("", "payd-bench-ref-")
 	if err != nil {
 		return result{}, err
@@ -55,7 +91,7 @@ func sqliteInsertLoop(ctx context.Context, d time.Duration) (result, error) {
 	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, at BIGINT NOT NULL)`); err != nil {
 		return result{}, err
 	}
-	return drive(ctx, "sqlite bare insert loop", 1, d, os.Getpid(), func(ctx context.Context, _, i int) (bool, error) {
+	return drivePaced(ctx, refSQLite, 1, d, os.Getpid(), rate, func(ctx context.Context, _, i int) (bool, error) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return false, err
@@ -71,8 +107,11 @@ func sqliteInsertLoop(ctx context.Context, d time.Duration) (result, error) {
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+)`)
 var latencyLine = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
 
-// pgbench runs pgbench against the same server in a scratch database.
-func pgbench(ctx context.Context, s settings, flag string) (result, error) {
+// pgbench runs pgbench against the same server in a scratch database, made
+// afresh unless rate is set: then pgbench is offered rate transactions a
+// second right after the run before it, as payd's half-peak row follows its
+// peak, and the latencies come from pgbench's log of every transaction.
+func pgbench(ctx context.Context, s settings, flag string, rate float64) (result, error) {
 	u, err := url.Parse(s.pgDSN)
 	if err != nil {
 		return result{}, err
@@ -88,12 +127,22 @@ func pgbench(ctx context.Context, s settings, flag string) (result, error) {
 	q.Del("search_path")
 	u.RawQuery = q.Encode()
 	conn := u.String()
-	if out, err := exec.CommandContext(ctx, "pgbench", "-i", "-q", "-s", "10", conn).CombinedOutput(); err != nil {
-		return result{}, fmt.Errorf("pgbench -i: %v\n%s", err, out)
+	if rate <= 0 {
+		if out, err := exec.CommandContext(ctx, "pgbench", "-i", "-q", "-s", "10", conn).CombinedOutput(); err != nil {
+			return result{}, fmt.Errorf("pgbench -i: %v\n%s", err, out)
+		}
 	}
 	args := []string{"-c", strconv.Itoa(s.clients), "-j", "2", "-T", strconv.Itoa(max(1, int(s.duration.Seconds())))}
 	if flag != "" {
 		args = append(args, flag)
+	}
+	logDir := ""
+	if rate > 0 {
+		if logDir, err = os.MkdirTemp("", "payd-bench-pgbench-"); err != nil {
+			return result{}, err
+		}
+		defer os.RemoveAll(logDir)
+		args = append(args, "-R", strconv.FormatFloat(rate, 'f', 0, 64), "-l", "--log-prefix", filepath.Join(logDir, "tx"))
 	}
 	out, err := exec.CommandContext(ctx, "pgbench", append(args, conn)...).CombinedOutput()
 	if err != nil {
@@ -105,6 +154,15 @@ func pgbench(ctx context.Context, s settings, flag string) (result, error) {
 	}
 	tps, _ := strconv.ParseFloat(m[1], 64)
 	r := result{PerSecond: tps}
+	if logDir != "" {
+		latencies, err := pgbenchLatencies(logDir)
+		if err != nil {
+			return result{}, err
+		}
+		r.Requests = int64(len(latencies))
+		r.P50ms, r.P99ms = percentile(latencies, 0.50), percentile(latencies, 0.99)
+		return r, nil
+	}
 	if l := latencyLine.FindStringSubmatch(string(out)); l != nil {
 		r.P50ms, _ = strconv.ParseFloat(l[1], 64) // pgbench reports the mean, not the median
 		r.Reference = "p50_ms is pgbench's mean latency"
@@ -112,29 +170,80 @@ func pgbench(ctx context.Context, s settings, flag string) (result, error) {
 	return r, nil
 }
 
-// compare sets each payd result's ratio to the reference the issue names.
+// pgbenchLatencies reads the per-transaction logs pgbench -l -R wrote into
+// dir. A line is "client transaction time script epoch µs lag": time runs
+// from the transaction's scheduled start, so the lag behind its schedule is
+// taken off, to measure from its actual start as payd's rows do.
+func pgbenchLatencies(dir string) ([]time.Duration, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "tx.*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("pgbench wrote no transaction log in %s", dir)
+	}
+	slices.Sort(files)
+	var out []time.Duration
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 7 {
+				continue
+			}
+			total, err1 := strconv.ParseInt(fields[2], 10, 64)
+			lag, err2 := strconv.ParseInt(fields[6], 10, 64)
+			if err1 != nil || err2 != nil { // "skipped", or not a transaction line
+				continue
+			}
+			out = append(out, time.Duration(total-lag)*time.Microsecond)
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("pgbench's transaction log in %s has no transaction", dir)
+	}
+	return out, nil
+}
+
+// compare sets each payd result's ratio to the reference the issue names:
+// throughput for the peak rows, p99 latency for the half-peak row.
 func compare(rep *dbReport) {
-	ref := func(name string) float64 {
+	ref := func(name string) (result, bool) {
 		for _, r := range rep.References {
 			if r.Name == name {
-				return r.PerSecond
+				return r, true
 			}
 		}
-		return 0
+		return result{}, false
 	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		var name string
 		switch {
 		case rep.Database == "sqlite" && (r.Name == "payin create" || r.Name == "payin receipt (hot account)"):
-			name = "sqlite bare insert loop"
+			name = refSQLite
+		case rep.Database == "sqlite" && r.Name == halfPeakRowName:
+			name = refSQLite + atHalfPeak
 		case r.Name == "payin create":
-			name = "pgbench -N"
+			name = refSimple
+		case r.Name == halfPeakRowName:
+			name = refSimple + atHalfPeak
 		case r.Name == "payin receipt (hot account)":
-			name = "pgbench tpcb-like"
+			name = refTPCB
 		}
-		if v := ref(name); v > 0 {
-			r.Reference, r.RatioToRef = name, r.PerSecond/v
+		v, ok := ref(name)
+		switch {
+		case !ok:
+		case r.Name == halfPeakRowName && v.P99ms > 0:
+			r.Reference, r.P99RatioToRef = name, r.P99ms/v.P99ms
+		case r.Name != halfPeakRowName && v.PerSecond > 0:
+			r.Reference, r.RatioToRef = name, r.PerSecond/v.PerSecond
 		}
 	}
 }

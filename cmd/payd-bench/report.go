@@ -24,13 +24,20 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintln(tw, "scenario\tper s\tp50 ms\tp99 ms\terrors\tpayd CPU %\tbench CPU %\tvs reference\t")
 		for _, res := range db.Results {
 			vs := ""
-			if res.Reference != "" && res.RatioToRef > 0 {
+			switch {
+			case res.Reference != "" && res.RatioToRef > 0:
 				vs = fmt.Sprintf("%.2f× %s", res.RatioToRef, res.Reference)
+			case res.Reference != "" && res.P99RatioToRef > 0:
+				vs = fmt.Sprintf("p99 %.2f× %s", res.P99RatioToRef, res.Reference)
 			}
 			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%d\t%.0f\t%.0f\t%s\t\n", res.Name, res.PerSecond, res.P50ms, res.P99ms, res.Errors, res.PaydCPU, res.BenchCPU, vs)
 		}
 		for _, res := range db.References {
-			fmt.Fprintf(tw, "[ref] %s\t%.0f\t%.2f\t\t\t\t\t\t\n", res.Name, res.PerSecond, res.P50ms)
+			p99 := ""
+			if res.P99ms > 0 {
+				p99 = fmt.Sprintf("%.2f", res.P99ms)
+			}
+			fmt.Fprintf(tw, "[ref] %s\t%.0f\t%.2f\t%s\t\t\t\t\t\n", res.Name, res.PerSecond, res.P50ms, p99)
 		}
 		tw.Flush()
 		for _, res := range db.Results {

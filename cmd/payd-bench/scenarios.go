@@ -212,7 +212,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		rep.Results = append(rep.Results, spread...)
 	}
 	if s.runs(db, "references") && db != "citus" {
-		refs, err := references(ctx, s, db, dsn)
+		refs, err := references(ctx, s, db, dsn, halfPeakRate(rep))
 		if err != nil {
 			return dbReport{}, err
 		}
@@ -220,6 +220,17 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 	}
 	compare(&rep)
 	return rep, nil
+}
+
+// halfPeakRate is the rate the half-peak row offers creates at: half the
+// peak of rep's "payin create" row, or 0 when that row did not run.
+func halfPeakRate(rep dbReport) float64 {
+	for _, r := range rep.Results {
+		if r.Name == "payin create" {
+			return r.PerSecond / 2
+		}
+	}
+	return 0
 }
 
 // measureCreates measures payin creation, flat out and at half that peak,
@@ -241,12 +252,13 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	rep.Results = append(rep.Results, create)
 
 	// 1b. The same at half of the peak just measured: the latency a merchant
-	// sees when payd is busy but not saturated (goal: p99 under 25 ms).
-	half := drivePaced(ctx, "payin create @ half peak", s.clients, s.duration, pid, create.PerSecond/2, func(ctx context.Context, cl, i int) (bool, error) {
+	// sees when payd is busy but not saturated (issue 17: p99 at most 10 ms;
+	// the reference offered the same rate shows what the machine allows).
+	half := drivePaced(ctx, halfPeakRowName, s.clients, s.duration, pid, halfPeakRate(*rep), func(ctx context.Context, cl, i int) (bool, error) {
 		_, err := c.createPayin(ctx, fmt.Sprintf("half-%d-%d", cl, i), true)
 		return false, err
 	})
-	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", create.PerSecond/2)
+	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", halfPeakRate(*rep))
 	rep.Results = append(rep.Results, half)
 
 	if !s.runs(rep.Database, "receipt") {
