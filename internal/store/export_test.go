@@ -41,3 +41,17 @@ func (db *DB) Queued(ctx context.Context) int {
 // CloseConn closes the connection under a PostgreSQL transaction, as
 // database/sql does with one that broke.
 func (tx *Tx) CloseConn() { tx.sess.conn.Close() }
+
+// SetCheckpointEvery changes how often the SQLite checkpointer of a DB
+// opened afterwards copies the log.
+func SetCheckpointEvery(d time.Duration) func() {
+	old := checkpointEvery.Swap(int64(d))
+	return func() { checkpointEvery.Store(old) }
+}
+
+// Checkpointed reports what the SQLite checkpointer's last checkpoint found:
+// the pages in the log and those copied into the database file, and how
+// many checkpoints failed.
+func (db *DB) Checkpointed() (logged, copied, failed int64) {
+	return db.ckpt.logged.Load(), db.ckpt.copied.Load(), db.ckpt.failed.Load()
+}

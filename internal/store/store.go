@@ -41,6 +41,8 @@ type DB struct {
 	lanes   lanes
 	stmts   stmtCache
 	citus   bool // a Citus coordinator (store/citus.go)
+	// ckpt copies SQLite's log into the database file (checkpoint.go).
+	ckpt *checkpointer
 }
 
 // Options tunes Open. The zero value is what payd serve uses.
@@ -127,6 +129,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	// written on most batches (7 % of payd's CPU creating payins). In memory
 	// it is bounded by the batch, which is bounded (maxBatch).
 	writeParams.Add("_pragma", "temp_store(MEMORY)")
+	writeParams.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	write, err := sql.Open("sqlite", sqliteURI(path, writeParams))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -149,7 +152,13 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return &DB{dialect: SQLite, write: write, read: read, lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
+	ckpt, err := sql.Open("sqlite", sqliteURI(path, params))
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	return &DB{dialect: SQLite, write: write, read: read, ckpt: startCheckpointer(ckpt), lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -213,7 +222,11 @@ func (db *DB) Close() error {
 	db.stmts.stmts = map[string]*sql.Stmt{}
 	db.stmts.mu.Unlock()
 	db.reader.close()
-	err := db.write.Close()
+	var err error
+	if db.ckpt != nil {
+		err = db.ckpt.close()
+	}
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}
