@@ -254,10 +254,12 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	// 1b. The same at half of the peak just measured: the latency a merchant
 	// sees when payd is busy but not saturated (issue 17: p99 at most 10 ms;
 	// the reference offered the same rate shows what the machine allows).
+	stopProfile = profile("create at half peak")
 	half := drivePaced(ctx, halfPeakRowName, s.clients, s.duration, pid, halfPeakRate(*rep), func(ctx context.Context, cl, i int) (bool, error) {
 		_, err := c.createPayin(ctx, fmt.Sprintf("half-%d-%d", cl, i), true)
 		return false, err
 	})
+	stopProfile()
 	half.Description = fmt.Sprintf("POST /v2/payins offered at %.0f/s (half the peak above)", halfPeakRate(*rep))
 	rep.Results = append(rep.Results, half)
 
