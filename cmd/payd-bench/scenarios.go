@@ -163,7 +163,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		}
 	}
 	if s.runs(db, "webhooks") {
-		hooks, err := measureWebhooks(ctx, s, c, pid)
+		hooks, err := measureWebhooks(ctx, s, c, pid, profile)
 		if err != nil {
 			return dbReport{}, err
 		}
@@ -366,7 +366,7 @@ func measureNoisyNeighbour(ctx context.Context, s settings, p *paydProcess, db, 
 
 // measureWebhooks sends ping events for the scenario's duration and measures
 // the lag from the committed request to the receiver's receipt.
-func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (result, error) {
+func measureWebhooks(ctx context.Context, s settings, c *client, pid int, profile func(string) func()) (result, error) {
 	rcv, err := startReceiver(nil)
 	if err != nil {
 		return result{}, err
@@ -374,6 +374,7 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (resul
 	defer rcv.close()
 	committed := map[string]time.Time{}
 	var cmu sync.Mutex
+	stopProfile := profile("webhooks")
 	sent := drive(ctx, "webhook delivery", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		id, err := sendTestEvent(ctx, c, rcv.url)
 		at := time.Now()
@@ -385,6 +386,7 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int) (resul
 		cmu.Unlock()
 		return false, nil
 	})
+	stopProfile()
 	rcv.await(committed, 30*time.Second)
 	var lags []time.Duration
 	var first, last time.Time
