@@ -18,13 +18,16 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// The reference rows' names; compare matches payd's rows to them.
+// The names of the rows compare matches: payd's creates and receipts, and
+// the reference rows they are measured against.
 const (
+	createRowName   = "payin create"
+	halfPeakRowName = createRowName + atHalfPeak
+	receiptRowName  = "payin receipt (hot account)"
 	refSQLite       = "sqlite bare insert loop"
 	refTPCB         = "pgbench tpcb-like"
 	refSimple       = "pgbench -N"
 	atHalfPeak      = " @ half peak"
-	halfPeakRowName = "payin create" + atHalfPeak
 )
 
 // references measures the machine's own limits for the database. halfRate,
@@ -226,15 +229,15 @@ func compare(rep *dbReport) {
 		r := &rep.Results[i]
 		var name string
 		switch {
-		case rep.Database == "sqlite" && (r.Name == "payin create" || r.Name == "payin receipt (hot account)"):
+		case rep.Database == "sqlite" && (r.Name == createRowName || r.Name == receiptRowName):
 			name = refSQLite
 		case rep.Database == "sqlite" && r.Name == halfPeakRowName:
 			name = refSQLite + atHalfPeak
-		case r.Name == "payin create":
+		case r.Name == createRowName:
 			name = refSimple
 		case r.Name == halfPeakRowName:
 			name = refSimple + atHalfPeak
-		case r.Name == "payin receipt (hot account)":
+		case r.Name == receiptRowName:
 			name = refTPCB
 		}
 		v, ok := ref(name)

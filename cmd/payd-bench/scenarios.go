@@ -226,7 +226,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 // peak of rep's "payin create" row, or 0 when that row did not run.
 func halfPeakRate(rep dbReport) float64 {
 	for _, r := range rep.Results {
-		if r.Name == "payin create" {
+		if r.Name == createRowName {
 			return r.PerSecond / 2
 		}
 	}
@@ -239,7 +239,7 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	// 1. Payin creation (QR method, with an Idempotency-Key).
 	uuids := make([][]string, s.clients)
 	stopProfile := profile("create")
-	create := drive(ctx, "payin create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+	create := drive(ctx, createRowName, s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		uuid, err := c.createPayin(ctx, fmt.Sprintf("bench-%d-%d", cl, i), true)
 		if err != nil {
 			return false, err
@@ -273,7 +273,7 @@ func measureCreates(ctx context.Context, s settings, c *client, pid int, profile
 	}
 	var next atomic.Int64
 	stopProfile = profile("receipt")
-	receipt := drive(ctx, "payin receipt (hot account)", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
+	receipt := drive(ctx, receiptRowName, s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		n := next.Add(1) - 1
 		if int(n) >= len(pool) {
 			return true, nil
