@@ -36,20 +36,20 @@ func TestCheckpointerCopiesTheLog(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// 1,200 rows of 4 KB, each on a page of its own at least: more than the
-	// 1,000 pages at which SQLite's writer would have checkpointed itself.
+	// 1,200 rows of 4 KB, each on a page of its own at least, in one
+	// transaction, so that one log holds them all whenever the checkpointer
+	// runs: more than the 1,000 pages at which SQLite's writer would have
+	// checkpointed itself.
 	row := strings.Repeat("x", 4000)
-	for range 12 {
-		if err := db.Exec(ctx, func(tx *store.Tx) error {
-			for range 100 {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO filler (v) VALUES ($1)`, row); err != nil {
-					return err
-				}
+	if err := db.Exec(ctx, func(tx *store.Tx) error {
+		for range 1200 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO filler (v) VALUES ($1)`, row); err != nil {
+				return err
 			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
