@@ -54,23 +54,25 @@ func references(ctx context.Context, s settings, db, dsn string, halfRate float6
 		}
 		return out, nil
 	}
-	var out []result
-	for _, mode := range []struct {
+	type mode struct {
 		name, flag, what string
 		rate             float64
-	}{
+	}
+	modes := []mode{
 		{refTPCB, "", "pgbench default transaction (3 updates, 1 select, 1 insert)", 0},
 		{refSimple, "-N", "pgbench simple-update (skips the hot branch and teller updates)", 0},
-		{refSimple + atHalfPeak, "-N", fmt.Sprintf("pgbench -N offered %.0f/s, payd's half-peak create rate; latency from each transaction's start", halfRate), halfRate},
-	} {
-		if mode.name == refSimple+atHalfPeak && halfRate <= 0 {
-			continue
-		}
-		r, err := pgbench(ctx, s, mode.flag, mode.rate)
+	}
+	if halfRate > 0 {
+		modes = append(modes, mode{refSimple + atHalfPeak, "-N",
+			fmt.Sprintf("pgbench -N offered %.0f/s, payd's half-peak create rate; latency from each transaction's start", halfRate), halfRate})
+	}
+	var out []result
+	for _, m := range modes {
+		r, err := pgbench(ctx, s, m.flag, m.rate)
 		if err != nil {
 			return nil, err
 		}
-		r.Name, r.Description = mode.name, mode.what
+		r.Name, r.Description = m.name, m.what
 		out = append(out, r)
 	}
 	return out, nil
