@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"payd/internal/job"
+	"payd/internal/server"
+	"payd/internal/store"
 )
 
 // TestSandboxClockReadsAndMoves: GET answers {"now"} in RFC 3339 UTC with
@@ -139,4 +145,45 @@ func TestProductionHasNoSandboxRoutes(t *testing.T) {
 			t.Errorf("balances = %s, want %s", got, want)
 		}
 	}, production)
+}
+
+// TestSandboxClockBoundsItsWait: a clock advance whose due work outlasts its
+// limit (here, a job that enqueues another due job each time it runs) answers
+// 503 CLOCK_WORK_RUNNING with Retry-After instead of holding the request past
+// the server's write deadline; the clock has moved, and once the work can
+// finish an advance of 0 waits for it and answers 200.
+func TestSandboxClockBoundsItsWait(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		const kind = "e2e.chain"
+		var stop atomic.Bool
+		p.srv.Queue.Handle(kind, func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			if stop.Load() {
+				return nil
+			}
+			return p.srv.Queue.Enqueue(ctx, tx, kind, struct{}{}, job.Options{ClockOf: j.ClockOf})
+		})
+		m := p.merchant("AUD")["AUD"]
+		before := p.clockNow(m)
+		if err := p.srv.DB.Exec(context.Background(), func(tx *store.Tx) error {
+			return p.srv.Queue.Enqueue(context.Background(), tx, kind, struct{}{}, job.Options{ClockOf: m.MerchantID})
+		}); err != nil {
+			t.Fatal(err)
+		}
+
+		r := p.post("/v2/sandbox/clock", m, map[string]any{"advance_seconds": 3600})
+		wantError(t, r, 503, "CLOCK_WORK_RUNNING", "")
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("503 without Retry-After")
+		}
+		if moved := p.clockNow(m).Sub(before); moved < time.Hour {
+			t.Errorf("after the 503 the clock moved %s, want an hour", moved)
+		}
+		stop.Store(true)
+		want(t, p.post("/v2/sandbox/clock", m, map[string]any{"advance_seconds": 0}), 200)
+		var left int
+		if err := p.srv.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE kind = $1`, kind).Scan(&left); err != nil || left != 0 {
+			t.Errorf("after the 200, %d jobs of the chain are left (%v), want 0", left, err)
+		}
+	}, func(c *server.Config) { c.ClockWorkLimit = 300 * time.Millisecond })
 }

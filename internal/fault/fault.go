@@ -33,6 +33,8 @@ const (
 	UnsupportedMedia
 	// RateLimited: too many requests (429).
 	RateLimited
+	// Busy: the work asked for is still running; retry later (503).
+	Busy
 )
 
 // Stable error codes shared by several packages. Packages define their own

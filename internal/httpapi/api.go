@@ -76,6 +76,9 @@ type Deps struct {
 	Gateway        *gateway.Service
 	// Pages serves the browser-facing paths of web.Prefixes.
 	Pages http.Handler
+	// ClockWorkLimit bounds how long a sandbox clock advance waits for the
+	// work that became due (DefaultClockWorkLimit when zero).
+	ClockWorkLimit time.Duration
 }
 
 // API serves payd's HTTP interface.
@@ -100,6 +103,9 @@ type API struct {
 func New(d Deps) *API {
 	a := &API{Deps: d, log: d.Log, metrics: d.Metrics, keeper: idempotency.NewKeeper(d.DB, d.Clock), throttle: ratelimit.NewThrottle(d.DB, d.Clock), limiter: ratelimit.NewLimiter(d.DB, d.Clock),
 		refusals: &refusalLog{log: d.Log}, mux: http.NewServeMux()}
+	if a.ClockWorkLimit <= 0 {
+		a.ClockWorkLimit = DefaultClockWorkLimit
+	}
 	for _, rt := range a.table() {
 		if rt.sandboxOnly && d.Env != Sandbox {
 			continue

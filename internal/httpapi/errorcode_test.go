@@ -27,7 +27,7 @@ type builtError struct {
 var kinds = map[string]fault.Kind{
 	"Invalid": fault.Invalid, "Malformed": fault.Malformed, "NotFound": fault.NotFound, "Conflict": fault.Conflict,
 	"Forbidden": fault.Forbidden, "Unauthenticated": fault.Unauthenticated, "TooLarge": fault.TooLarge,
-	"UnsupportedMedia": fault.UnsupportedMedia, "RateLimited": fault.RateLimited,
+	"UnsupportedMedia": fault.UnsupportedMedia, "RateLimited": fault.RateLimited, "Busy": fault.Busy,
 }
 
 // sourceFiles parses every non-test Go file under internal/.

@@ -111,6 +111,8 @@ func statusOf(k fault.Kind) int {
 		return http.StatusUnsupportedMediaType
 	case fault.RateLimited:
 		return http.StatusTooManyRequests
+	case fault.Busy:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

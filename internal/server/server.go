@@ -64,6 +64,9 @@ type Config struct {
 	// TreasuryBank is who holds the treasury accounts, as their details
 	// show it (--treasury-bank-name, --treasury-bsb).
 	TreasuryBank treasury.Bank
+	// ClockWorkLimit bounds how long POST /v2/sandbox/clock waits for the
+	// work that became due (default httpapi.DefaultClockWorkLimit).
+	ClockWorkLimit time.Duration
 }
 
 // Server is a running payd's parts.
@@ -189,6 +192,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
 		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
+		ClockWorkLimit: cfg.ClockWorkLimit,
 	})
 	return s, nil
 }
@@ -216,6 +220,10 @@ func (s *Server) Close() error {
 	return s.DB.Close()
 }
 
+// writeTimeout bounds the time to answer a request. A sandbox clock advance
+// waits longer for the work that became due, and moves its own deadline.
+const writeTimeout = 120 * time.Second
+
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
 const shutdownGrace = 20 * time.Second
 
@@ -227,7 +235,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
