@@ -613,7 +613,7 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc sc
 	}
 	for attempt := 1; ; attempt++ {
 		held := q.heldForLanes()
-		where, args := sc.filter([]any{now, bound, limit})
+		where, args := sc.filter([]any{now, bound})
 		if len(held) > 0 {
 			args = append(args, held)
 			where += ` AND j.id <> ALL($` + strconv.Itoa(len(args)) + `::bigint[])`
@@ -624,7 +624,7 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc sc
 		var jobs []Job
 		err := tx.Query(ctx, `SELECT j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id")+` FROM jobs j
 			WHERE `+dueWhere+where+`
-			ORDER BY j.run_at, j.id LIMIT $3`+q.db.SkipLocked("j"), args, func(row store.Row) error {
+			ORDER BY j.run_at, j.id`+store.Limit(limit)+q.db.SkipLocked("j"), args, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
 			return err

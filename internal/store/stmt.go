@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"sync"
 )
 
@@ -10,6 +11,14 @@ import (
 // runs the same few dozen statements over and over: on SQLite, a
 // transaction's statements are prepared once and reused. (pgx keeps its own
 // per-connection statement cache on PostgreSQL.)
+
+// Limit is a LIMIT clause of n rows, written into the statement rather than
+// bound as a parameter. SQLite reads a bound LIMIT's value when it prepares
+// the statement, and prepares it anew each time that parameter is bound
+// again: a claim run hundreds of times a second spent 6 % of payd's time
+// (on the writer) parsing itself. A statement per distinct n is cached
+// instead, and claims take few distinct values.
+func Limit(n int) string { return " LIMIT " + strconv.Itoa(n) }
 
 // maxCachedStatements bounds the cache; statements built at run time (a
 // variable number of rows) beyond it run unprepared.

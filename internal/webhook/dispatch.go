@@ -319,7 +319,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 	if err := d.db.Read().QueryRowContext(ctx, dueProbe, now).Scan(&probe); err != nil || probe == 0 {
 		return nil, err
 	}
-	args := []any{now, n}
+	args := []any{now}
 	var exclude []string
 	for _, ep := range saturated {
 		exclude = append(exclude, arg(&args, ep))
@@ -328,7 +328,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		if err := leaseTx(ctx, tx); err != nil {
 			return nil, err
 		}
-		rows, err := tx.QueryContext(ctx, d.claimQuery(exclude), args...)
+		rows, err := tx.QueryContext(ctx, d.claimQuery(n, exclude), args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook events: %w", err)
 		}
@@ -374,9 +374,9 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 	})
 }
 
-// claimQuery is claim's statement: $1 now, $2 how many, and exclude the
-// placeholders of the endpoints to skip.
-func (d *Dispatcher) claimQuery(exclude []string) string {
+// claimQuery is claim's statement for up to n events: $1 now, and exclude
+// the placeholders of the endpoints to skip.
+func (d *Dispatcher) claimQuery(n int, exclude []string) string {
 	skip := ""
 	if len(exclude) > 0 {
 		skip = " AND e.endpoint_url NOT IN (" + strings.Join(exclude, ", ") + ")"
@@ -384,7 +384,7 @@ func (d *Dispatcher) claimQuery(exclude []string) string {
 	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
 		FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
 		WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)` + skip + inRecordOrder("e") + `
-		ORDER BY e.next_attempt_at LIMIT $2` + d.skipLocked("e")
+		ORDER BY e.next_attempt_at` + store.Limit(n) + d.skipLocked("e")
 }
 
 // stillFree is the lease's condition on Citus (see skipLocked); on
@@ -423,7 +423,7 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]cl
 		if err := leaseTx(ctx, tx); err != nil {
 			return err
 		}
-		return tx.SendQuery(ctx, d.claimForQuery(), []any{now + d.Lease.Milliseconds(), endpoint, now, n}, func(row store.Row) error {
+		return tx.SendQuery(ctx, d.claimForQuery(n), []any{now + d.Lease.Milliseconds(), endpoint, now}, func(row store.Row) error {
 			var c claimed
 			if err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
 				return err
@@ -459,14 +459,14 @@ func inRecordOrder(alias string) string {
 		AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
 }
 
-// claimForQuery is claimFor's statement: $1 the lease's end, $2 the
-// endpoint, $3 now, $4 how many.
-func (d *Dispatcher) claimForQuery() string {
+// claimForQuery is claimFor's statement for up to n events: $1 the lease's
+// end, $2 the endpoint, $3 now.
+func (d *Dispatcher) claimForQuery(n int) string {
 	return `UPDATE webhook_events SET locked_until = $1
 		WHERE (merchant_id, id) IN (SELECT w.merchant_id, w.id FROM webhook_events w
 			WHERE w.status = 'pending' AND w.endpoint_url = $2 AND w.next_attempt_at <= $3 AND (w.locked_until IS NULL OR w.locked_until < $3)` +
 		inRecordOrder("w") + `
-			ORDER BY w.next_attempt_at LIMIT $4` + d.skipLocked("w") + `)` + d.stillFree() + `
+			ORDER BY w.next_attempt_at` + store.Limit(n) + d.skipLocked("w") + `)` + d.stillFree() + `
 		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
 			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`
 }

@@ -593,14 +593,14 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			also  string   // and this one, if set
 		}{
 			{"due probe", dueProbe, []any{now}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
-			{"claim over every endpoint", d.claimQuery([]string{"$3"}), []any{now, 4, "https://saturated.example.com/hook"},
+			{"claim over every endpoint", d.claimQuery(4, []string{"$2"}), []any{now, "https://saturated.example.com/hook"},
 				[]string{"webhook_events_due", "webhook_events_endpoint_due"}, "webhook_events_record"},
 			// The record-order check (inRecordOrder) looks up the record's
 			// earlier events by the record index.
 			// The webhook log reads a merchant's latest events without
 			// sorting every event it ever had.
 			{"webhook log", recentQuery, []any{merchantID, "", 50}, []string{"webhook_events_recent"}, ""},
-			{"claim for one endpoint", d.claimForQuery(), []any{now + 1, "https://example.com/hook", now, 4}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
+			{"claim for one endpoint", d.claimForQuery(4), []any{now + 1, "https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 		}
 		for _, q := range queries {
 			plan := strings.Join(explain(t, db, q.query, q.args...), "\n")
