@@ -226,10 +226,24 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 		}
 	}()
 	found := make(chan string, 1)
+	ended := make(chan struct{}) // standard error closed: payd exited
+	var early []string           // what payd wrote before it listened (the last maxEarly lines)
 	go func() {
+		defer close(ended)
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		listened := false
 		for sc.Scan() {
+			if !listened {
+				p.mu.Lock()
+				early = append(early, sc.Text())
+				if len(early) > maxEarly {
+					early = early[len(early)-maxEarly:]
+				}
+				p.mu.Unlock()
+			}
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				listened = true
 				found <- m[1]
 			}
 			if strings.Contains(sc.Text(), `"request_id"`) {
@@ -241,14 +255,31 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 			}
 		}
 	}()
+	said := func() string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return strings.Join(early, "\n")
+	}
 	select {
 	case base := <-found:
 		p.base = base + "/api"
+	case <-ended:
+		t.Fatalf("payd exited before it listened (%v); it said:\n%s", cmd.Wait(), said())
 	case <-time.After(90 * time.Second):
-		t.Fatalf("payd did not start")
+		// SIGQUIT has the Go runtime print every goroutine's stack: where it hangs.
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+		}
+		t.Fatalf("payd did not start within 90 s; it said:\n%s", said())
 	}
 	return p
 }
+
+// maxEarly bounds the lines startProcess keeps of a payd that has not
+// started, enough for a goroutine dump's end.
+const maxEarly = 400
 
 // demoAUD reads the demo merchant's AUD app from the banner on stdout.
 func (p *process) demoAUD(t *testing.T) creds {

@@ -421,8 +421,8 @@ func (q *Queue) takeHinted() []string {
 // dueWhere selects due jobs: run_at is read on the clock of the job's
 // merchant. $1 is the real time; $2 is the real time plus the largest
 // merchant clock offset, a bound that lets the (state, run_at) index stop
-// the scan at the due jobs instead of reading every waiting one (each
-// pending payin waits with an expiry job).
+// the scan at the due jobs instead of reading every waiting one (payins,
+// payouts, checkouts and PayID requests wait with expiry jobs).
 var dueWhere = `j.state = 'available' AND j.run_at <= $2
 	AND j.run_at <= $1 + ` + ClockOffsetOf("j.merchant_id")
 
@@ -605,7 +605,7 @@ const claimBatch = 16
 
 // claim locks up to limit due jobs of sc.
 func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc scope, limit int) ([]Job, error) {
-	// The jobs table swings fast (a burst of payins leaves thousands of
+	// The jobs table swings fast (a burst of checkouts leaves thousands of
 	// expiry jobs waiting): a plan kept from when it was small would read
 	// them all on every claim (store.Tx.PlanEachTime).
 	if err := tx.PlanEachTime(ctx); err != nil {

@@ -211,8 +211,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt); err != nil {
 		return Payin{}, fmt.Errorf("create payin: %w", err)
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, UUID: uuid},
-		job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt, UniqueKey: jobExpire + ":" + uuid}); err != nil {
+	if err := s.enqueueExpiry(ctx, tx, p.MerchantID, c.expiredAt); err != nil {
 		return Payin{}, err
 	}
 	if m.Family == BankTransfer {

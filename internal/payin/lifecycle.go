@@ -201,7 +201,8 @@ func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job, l lock)
 	return r, now, err
 }
 
-// expireJob expires a payin still pending at its expired_at.
+// expireJob expires a payin still pending at its expired_at: the job of one
+// payin that earlier versions queued (see expiry.go).
 func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
 	if err != nil || r.status != Pending {

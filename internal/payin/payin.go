@@ -101,6 +101,7 @@ func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy,
 		contacts: d.Contacts, PublicURL: d.PublicURL, linkKey: d.LinkKey, PayCodeDelay: 2 * time.Second, RefundDelay: 5 * time.Second}
 	d.Queue.Handle(jobExpire, s.expireJob)
+	d.Queue.Handle(jobExpireSecond, s.expireSecondJob)
 	d.Queue.Handle(jobClear, s.clearJob)
 	d.Queue.Handle(jobReleaseReserve, s.releaseReserveJob)
 	d.Queue.Handle(jobIssuePayCode, s.issuePayCodeJob)
