@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,8 +66,11 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	inFlight int
 	busy     map[string]int
-	// hinted are endpoints that may have due events: one this process just
-	// committed an event for, or one an attempt just finished on. They are
+	// hinted are endpoints that may have due events: true for one this
+	// process just committed an event for that was not handed over at
+	// birth, or one an attempt just finished on while it had a backlog;
+	// false for one whose events were just recorded, which the claim
+	// probes first (an event of the same record may have waited). They are
 	// claimed for one endpoint at a time, which an index keeps cheap
 	// whatever the backlog; the claim over every endpoint (which must skip
 	// a saturated endpoint's backlog) runs only on the poll tick and on
@@ -74,6 +78,16 @@ type Dispatcher struct {
 	hinted map[string]bool
 	// full asks the next round for a claim over every endpoint.
 	full bool
+	// claims counts claim transactions (the tests read it).
+	claims atomic.Int64
+	// backlog are endpoints that may have events only a claim finds (not
+	// handed over at birth): an attempt finishing there hints them.
+	backlog map[string]bool
+	// running is set while Run runs: events emitted here are handed over
+	// at birth (handoff.go), and wait in ready for their slots.
+	running bool
+	ready   map[string][]handed
+	waiting int // events in ready
 }
 
 // maxHinted bounds the hinted endpoints; past it they are dropped and
@@ -88,7 +102,8 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 	}
 	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, wake: make(chan struct{}, 1),
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
-		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{}}
+		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{},
+		backlog: map[string]bool{}, ready: map[string][]handed{}}
 	d.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,
@@ -140,14 +155,40 @@ func (d *Dispatcher) wakeFor(endpoint string) {
 	d.signal()
 }
 
-// hint notes that endpoint may have due events; d.mu is held.
+// hint notes that endpoint has due events a claim finds; d.mu is held.
 func (d *Dispatcher) hint(endpoint string) {
-	if len(d.hinted) >= maxHinted {
+	if len(d.hinted) >= maxHinted || len(d.backlog) >= maxHinted {
 		clear(d.hinted)
+		clear(d.backlog)
 		d.full = true
 		return
 	}
 	d.hinted[endpoint] = true
+	d.backlog[endpoint] = true
+}
+
+// mayHave notes that endpoint may have due events, which its claim first
+// probes for (endpointProbe); d.mu is held.
+func (d *Dispatcher) mayHave(endpoint string) {
+	if _, ok := d.hinted[endpoint]; ok {
+		return
+	}
+	if len(d.hinted) >= maxHinted {
+		clear(d.hinted)
+		clear(d.backlog)
+		d.full = true
+		return
+	}
+	d.hinted[endpoint] = false
+}
+
+// claimedAll notes that a claim for endpoint found fewer events than it
+// could take: until something hints it again, an attempt finishing there
+// need not claim.
+func (d *Dispatcher) claimedAll(endpoint string) {
+	d.mu.Lock()
+	delete(d.backlog, endpoint)
+	d.mu.Unlock()
 }
 
 func (d *Dispatcher) signal() {
@@ -177,12 +218,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}()
 	var wg sync.WaitGroup
 	defer func() {
+		d.stopHandOffs(context.WithoutCancel(ctx))
 		wg.Wait()
 		close(records)
 		<-recorded
 	}()
 	d.mu.Lock()
 	d.full = true // the first round looks everywhere
+	d.running = true
 	d.mu.Unlock()
 	launch := func(evs []claimed) {
 		for _, ev := range evs {
@@ -194,6 +237,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 	}
 	for ctx.Err() == nil {
+		ready, stale := d.takeReady()
+		launch(ready)
+		d.release(ctx, stale)
 		more := false
 		if d.takeFull() {
 			free, busy, saturated := d.capacity()
@@ -203,11 +249,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 					d.log.Error("webhook claim", "err", err)
 				}
 				launch(evs)
+				d.mu.Lock()
+				for _, ev := range evs {
+					d.backlog[ev.endpoint] = true // it may have more
+				}
+				d.mu.Unlock()
 				more = len(evs) > 0 && len(evs) == free
 			}
 		}
 		for _, want := range d.claimable() {
-			evs, err := d.claimFor(ctx, want.endpoint, want.n)
+			evs, err := d.claimFor(ctx, want.endpoint, want.n, want.probe)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhook claim", "endpoint", want.endpoint, "err", err)
 			}
@@ -215,6 +266,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			if len(evs) == want.n {
 				d.wakeFor(want.endpoint) // there may be more
 				more = true
+			} else if err == nil {
+				d.claimedAll(want.endpoint)
 			}
 		}
 		if more {
@@ -238,10 +291,12 @@ func (d *Dispatcher) takeFull() bool {
 	return full
 }
 
-// endpointClaim is how many events to claim for one endpoint.
+// endpointClaim is how many events to claim for one endpoint, and whether
+// to probe for them first.
 type endpointClaim struct {
 	endpoint string
 	n        int
+	probe    bool
 }
 
 // claimable takes the hinted endpoints with a claim batch of free slots
@@ -255,14 +310,14 @@ func (d *Dispatcher) claimable() []endpointClaim {
 	free := d.MaxInFlight - d.inFlight
 	batch := max(d.MaxPerEndpoint/4, 1)
 	var out []endpointClaim
-	for ep := range d.hinted {
+	for ep, sure := range d.hinted {
 		slots := d.MaxPerEndpoint - d.busy[ep]
 		n := min(slots, free)
 		if slots < batch || n <= 0 {
 			continue
 		}
 		delete(d.hinted, ep)
-		out = append(out, endpointClaim{ep, n})
+		out = append(out, endpointClaim{ep, n, !sure})
 		free -= n
 	}
 	return out
@@ -301,7 +356,9 @@ func (d *Dispatcher) finish(endpoint string) {
 	if d.busy[endpoint]--; d.busy[endpoint] <= 0 {
 		delete(d.busy, endpoint)
 	}
-	d.hint(endpoint)
+	if d.backlog[endpoint] {
+		d.hint(endpoint)
+	}
 	d.mu.Unlock()
 	d.signal()
 }
@@ -324,6 +381,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 	for _, ep := range saturated {
 		exclude = append(exclude, arg(&args, ep))
 	}
+	d.claims.Add(1)
 	return store.Do(ctx, d.db, func(tx *store.Tx) ([]claimed, error) {
 		if err := leaseTx(ctx, tx); err != nil {
 			return nil, err
@@ -410,14 +468,22 @@ func (d *Dispatcher) skipLocked(alias string) string {
 
 // claimFor reserves up to n due events of one endpoint for Lease, in one
 // statement (the index on status, endpoint and due time finds them without
-// walking other endpoints' backlog).
-func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int) ([]claimed, error) {
+// walking other endpoints' backlog); with probe, only if endpointProbe
+// finds one.
+func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int, probe bool) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
+	if probe {
+		var due int
+		if err := d.db.Read().QueryRowContext(ctx, endpointProbe, endpoint, now).Scan(&due); err != nil || due == 0 {
+			return nil, err
+		}
+	}
 	var out []claimed
 	// On PostgreSQL the claim goes with its BEGIN (one round trip, its
 	// COMMIT another), and its commit does not wait for the disk: a lease
 	// lost in a crash only lets the event be claimed again. It is on the
 	// dispatcher's serial path, so each wait there bounds delivery.
+	d.claims.Add(1)
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
 		out = nil
 		if err := leaseTx(ctx, tx); err != nil {
@@ -459,6 +525,16 @@ func inRecordOrder(alias string) string {
 		AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
 }
 
+// endpointProbe tells whether an event of endpoint $1 is due and free at
+// $2, in record order (claimFor's statement without its lease), before a
+// write transaction is spent on claiming after attempts were recorded: an
+// event of the same record may have waited for them, but most of the
+// events this process emits are handed over at birth (handoff.go), and
+// then there is nothing to claim.
+var endpointProbe = `SELECT count(*) FROM (SELECT 1 FROM webhook_events w
+	WHERE w.status = 'pending' AND w.endpoint_url = $1 AND w.next_attempt_at <= $2 AND (w.locked_until IS NULL OR w.locked_until < $2)` +
+	inRecordOrder("w") + ` LIMIT 1) d`
+
 // claimForQuery is claimFor's statement for up to n events: $1 the lease's
 // end, $2 the endpoint, $3 now.
 func (d *Dispatcher) claimForQuery(n int) string {
@@ -489,7 +565,8 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- rec
 	o := d.send(ctx, ev, started)
 	if ctx.Err() != nil {
 		// Shutting down: the attempt did not finish; release the event untouched.
-		_ = d.db.Exec(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		ctx := context.WithoutCancel(ctx)
+		_ = d.db.Exec(ctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(ctx, `UPDATE webhook_events SET locked_until = NULL WHERE merchant_id = $1 AND id = $2`, ev.merchantID, ev.id)
 			return err
 		})
@@ -559,7 +636,7 @@ func (d *Dispatcher) recorder(ctx context.Context, in <-chan recording) {
 func (d *Dispatcher) recorded(batch []recording) {
 	d.mu.Lock()
 	for _, r := range batch {
-		d.hint(r.ev.endpoint)
+		d.mayHave(r.ev.endpoint)
 	}
 	d.mu.Unlock()
 	d.signal()

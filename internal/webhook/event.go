@@ -177,13 +177,31 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 		seqColumn, seqValue = ", seq", ", (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events)"
 	}
 	// On SQLite the seq subquery spans merchants: SQLite is never distributed.
-	if err := tx.Send(ctx, `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
-		authorization_header, body, status, next_attempt_at, created_at, updated_at`+seqColumn+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8`+seqValue+`)`,
-		id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()); err != nil {
-		return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
+	insert := `INSERT INTO webhook_events (id, merchant_id, event_type, record_uuid, endpoint_url,
+		authorization_header, body, status, next_attempt_at, created_at, updated_at` + seqColumn
+	values := `VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $8` + seqValue
+	args := []any{id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()}
+	if leaseEnd, ok := d.birthLease(tx.DB(), ev.Target.EndpointURL, now); ok {
+		// Handed to this process's dispatcher at birth (handoff.go).
+		var leased bool
+		c := claimed{id: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
+		if err := tx.SendRow(ctx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
+			append(args, leaseEnd), &leased, &c.secret); err != nil {
+			return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
+		}
+		tx.AfterCommit(func() {
+			if leased {
+				d.handOff(c, leaseEnd)
+			} else {
+				d.wakeFor(c.endpoint)
+			}
+		})
+	} else {
+		if err := tx.Send(ctx, insert+`) `+values+`)`, args...); err != nil {
+			return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
+		}
+		tx.AfterCommit(func() { d.wakeFor(ev.Target.EndpointURL) })
 	}
-	tx.AfterCommit(func() { d.wakeFor(ev.Target.EndpointURL) })
 	return Delivery{ID: id, EventType: ev.Type, UUID: ev.RecordUUID, EndpointURL: ev.Target.EndpointURL, Status: Pending,
 		NextAttemptAt: &clock.Time{T: clock.FromMillis(now)}, CreatedAt: clock.Time{T: clock.FromMillis(at.UnixMilli())},
 		Attempts: []Attempt{}}, nil

@@ -600,6 +600,7 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			// The webhook log reads a merchant's latest events without
 			// sorting every event it ever had.
 			{"webhook log", recentQuery, []any{merchantID, "", 50}, []string{"webhook_events_recent"}, ""},
+			{"probe of one endpoint", endpointProbe, []any{"https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 			{"claim for one endpoint", d.claimForQuery(4), []any{now + 1, "https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 		}
 		for _, q := range queries {
