@@ -38,6 +38,8 @@ type queued struct {
 	drawn bool
 	// read, when set, reads the statement's rows (SendQuery, SendRow).
 	read func(pgx.Rows) error
+	// late marks a read that may go with the COMMIT (SendRowLate).
+	late bool
 }
 
 // session is the connection a PostgreSQL transaction runs on, shared by the
@@ -109,6 +111,49 @@ func (tx *Tx) SendRow(ctx context.Context, query string, args []any, dest ...any
 		}
 		return rows.Scan(dest...)
 	}})
+}
+
+// SendRowLate is SendRow for a row its caller can do without, read once
+// the transaction has committed (in an AfterCommit hook): on PostgreSQL it
+// may go to the server with the COMMIT, so it costs no round trip of its
+// own even as a transaction's last statement. *read tells whether dest was
+// filled. The statement's failure fails the transaction as any other's;
+// a row that is missing or cannot be scanned into dest only leaves *read
+// false. On SQLite it runs at once.
+func (tx *Tx) SendRowLate(ctx context.Context, query string, args []any, read *bool, dest ...any) error {
+	*read = false
+	if tx.sess == nil {
+		return tx.failWith(tx.Query(ctx, query, args, func(row Row) error {
+			*read = row.Scan(dest...) == nil
+			return nil
+		}))
+	}
+	tx.statements++
+	return tx.enqueue(ctx, queued{sql: query, args: args, late: true, read: func(rows pgx.Rows) error {
+		if rows.Next() {
+			*read = scanQuietly(rows, dest)
+		}
+		return rows.Err()
+	}})
+}
+
+// scanQuietly scans the current row into dest without failing the rows:
+// it may be read after the COMMIT was sent, and a scan error of pgx's
+// would fail the rest of the batch, the COMMIT's answer too, though the
+// server committed. Only the statement's own failure, which keeps the
+// server from committing, fails the transaction.
+func scanQuietly(rows pgx.Rows, dest []any) bool {
+	fields, raw := rows.FieldDescriptions(), rows.RawValues()
+	if len(fields) != len(dest) || len(raw) != len(dest) {
+		return false
+	}
+	types := rows.Conn().TypeMap()
+	for i, f := range fields {
+		if types.Scan(f.DataTypeOID, f.Format, raw[i], dest[i]) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // failWith records err, if any, as the transaction's failure and returns it.
@@ -231,9 +276,10 @@ func (tx *Tx) controlNow(ctx context.Context, query string) error {
 
 // flushReads sends the queue if a statement in it has rows to read
 // (SendQuery): they are read by the client, so an error in reading them
-// must be known before a COMMIT or a RELEASE is sent, not with it.
+// must be known before a COMMIT or a RELEASE is sent, not with it. A late
+// read (SendRowLate) has no such error, and goes with the COMMIT.
 func (tx *Tx) flushReads(ctx context.Context) error {
-	if tx.sess == nil || !slices.ContainsFunc(tx.sess.queue, func(q queued) bool { return q.read != nil }) {
+	if tx.sess == nil || !slices.ContainsFunc(tx.sess.queue, func(q queued) bool { return q.read != nil && !q.late }) {
 		return nil
 	}
 	return tx.flush(ctx)

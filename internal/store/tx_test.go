@@ -511,6 +511,55 @@ func TestSentQueriesAreReadWithTheNext(t *testing.T) {
 	})
 }
 
+// TestLateRowGoesWithTheCommit: on PostgreSQL a row sent by SendRowLate as
+// a transaction's last statement goes to the server with the COMMIT, one
+// round trip in all, and is there once the transaction has committed; a
+// row that cannot be scanned only says so, and the transaction commits;
+// a statement that fails fails the transaction.
+func TestLateRowGoesWithTheCommit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		var read bool
+		var v, trips int
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			tx.AfterCommit(func() { trips = tx.RoundTrips() })
+			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('late', 7) RETURNING v`, nil, &read, &v)
+		})
+		if err != nil || !read || v != 7 {
+			t.Errorf("the late row: read %v, v %d (%v); want read, 7", read, v, err)
+		}
+		if db.Dialect() == store.Postgres && trips != 1 {
+			t.Errorf("%d round trips with the commit, want 1", trips)
+		}
+
+		var wrong int
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('text', 8) RETURNING k`, nil, &read, &wrong)
+		})
+		if err != nil || read {
+			t.Errorf("a row that cannot be scanned: read %v (%v); want not read and committed", read, err)
+		}
+		if db.Dialect() == store.Postgres && committedRows(t, db, "text") != 1 {
+			t.Error("the transaction whose late row could not be scanned did not commit")
+		}
+
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('before', 1)`); err != nil {
+				return err
+			}
+			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('late', 9) RETURNING v`, nil, &read, &v)
+		})
+		if !store.IsUniqueViolation(err) {
+			t.Errorf("a late row's failing statement: %v, want a unique violation", err)
+		}
+		if committedRows(t, db, "before") != 0 {
+			t.Error("the transaction whose late statement failed committed")
+		}
+	})
+}
+
 // settingIn reads a server setting inside a transaction (on lane, when not
 // empty) after prepare, if any, has run in it.
 func settingIn(t *testing.T, db *store.DB, lane, name string, prepare func(*store.Tx, context.Context) error) string {

@@ -183,17 +183,20 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 	args := []any{id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()}
 	if leaseEnd, ok := d.birthLease(tx.DB(), ev.Target.EndpointURL, now); ok {
 		// Handed to this process's dispatcher at birth (handoff.go).
-		var leased bool
+		var read, leased bool
 		c := claimed{id: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
-		if err := tx.SendRow(ctx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
-			append(args, leaseEnd), &leased, &c.secret); err != nil {
+		if err := tx.SendRowLate(ctx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
+			append(args, leaseEnd), &read, &leased, &c.secret); err != nil {
 			return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 		}
 		tx.AfterCommit(func() {
-			if leased {
+			switch {
+			case read && leased:
 				d.handOff(c, leaseEnd)
-			} else {
+			case read:
 				d.wakeFor(c.endpoint)
+			default: // leased or not, a claim finds it once any lease ends
+				d.log.Error("webhook event written without its answer", "event_id", c.id)
 			}
 		})
 	} else {
