@@ -35,7 +35,7 @@ var errorCodes = []errorCode{
 	{fault.CodeUnavailable, http.StatusServiceUnavailable, "The database is unavailable for a moment (restarting, or failing over to its standby): nothing was done; retry after Retry-After seconds with the same Idempotency-Key."},
 	{fault.CodeNotFound, http.StatusNotFound, "No such record, or it is another merchant's (also: a sandbox endpoint in production, an unknown path)."},
 	{codeMethodNotAllowed, http.StatusMethodNotAllowed, "The path exists, but not with this method: the Allow header lists its methods."},
-	{codeClockWorkRunning, http.StatusServiceUnavailable, "Sandbox clock: the clock has moved, but the work that became due was still running after 10 minutes; POST {\"advance_seconds\": 0} to wait for the rest."},
+	{codeClockWorkRunning, http.StatusServiceUnavailable, "Sandbox clock: the clock has moved, but the work that became due was still running after " + clockWorkLimitText + "; POST {\"advance_seconds\": 0} to wait for the rest."},
 
 	// Who is calling.
 	{fault.CodeRequireLogin, http.StatusUnauthorized, "Missing or wrong app-id and secret-key, or a missing, expired or revoked access token."},

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -26,7 +27,7 @@ func (a *API) sandboxRoutes() []route {
 			summary: "Sandbox: the calling merchant's test clock.", response: clockView{}, status: 200, handle: a.getClock},
 		{method: "POST", path: "/v2/sandbox/clock", auth: authKeys, sandboxOnly: true,
 			summary:     "Sandbox: move the merchant's test clock forward and run what became due.",
-			description: "Give exactly one of advance_seconds and now. The answer comes after the work that became due (expiries, scheduled payouts, end-of-day settlements, report generation, reserve releases, clearing of deposits) has run. A test clock never moves back. Should that work still be running after 10 minutes, the answer is 503 CLOCK_WORK_RUNNING: the clock has moved, the workers carry on, and POST {\"advance_seconds\": 0} waits for the rest.",
+			description: "Give exactly one of advance_seconds and now. The answer comes after the work that became due (expiries, scheduled payouts, end-of-day settlements, report generation, reserve releases, clearing of deposits) has run. A test clock never moves back. Should that work still be running after " + clockWorkLimitText + ", the answer is 503 CLOCK_WORK_RUNNING: the clock has moved, the workers carry on, and POST {\"advance_seconds\": 0} waits for the rest.",
 			body:        clockRequest{}, response: clockView{}, status: 200, codes: []string{codeClockWorkRunning}, handle: a.advanceClock},
 	}
 }
@@ -89,6 +90,9 @@ const codeClockWorkRunning = "CLOCK_WORK_RUNNING"
 // work that became due: hundreds of scheduled payouts take a while, but a
 // test should hear back rather than hang.
 const DefaultClockWorkLimit = 10 * time.Minute
+
+// clockWorkLimitText is DefaultClockWorkLimit in the documents' words.
+var clockWorkLimitText = fmt.Sprintf("%d minutes", DefaultClockWorkLimit/time.Minute)
 
 // runDue runs the merchant's due work for a clock advance, up to
 // ClockWorkLimit, moving the answer's write deadline past the server's usual

@@ -494,7 +494,7 @@ const acrossMerchants = 16
 func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, error) {
 	// It spans merchants: a multi-shard read, without locks.
 	merchants, err := store.QueryColumn[string](ctx, q.db.Read(),
-		`SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` LIMIT `+strconv.Itoa(acrossMerchants), now, bound)
+		`SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` `+store.Limit(acrossMerchants), now, bound)
 	if err != nil {
 		return nil, fmt.Errorf("find due jobs: %w", err)
 	}
