@@ -120,12 +120,12 @@ func TestHandedOverEventsWaitingTooLongAreClaimed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
-		rcv := &counter{calls: map[string]int{}, hold: 100 * time.Millisecond}
+		rcv := &counter{calls: map[string]int{}, hold: 200 * time.Millisecond}
 		srv := httptest.NewServer(rcv)
 		defer srv.Close()
 		d := newDispatcher(db, Policy{AllowPrivate: true})
 		d.MaxPerEndpoint = 1
-		d.Lease, d.Timeout = 400*time.Millisecond, 300*time.Millisecond
+		d.Lease, d.Timeout = 2*time.Second, 1700*time.Millisecond // a wait over 300 ms is too long
 		run(t, d)
 		waitFor(t, "the dispatcher running", 10*time.Second, func() bool { return running(d) })
 		ids := emitTogether(t, db, d, merchantID, "WAIT", srv.URL, 6)
