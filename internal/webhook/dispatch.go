@@ -157,10 +157,7 @@ func (d *Dispatcher) wakeFor(endpoint string) {
 
 // hint notes that endpoint has due events a claim finds; d.mu is held.
 func (d *Dispatcher) hint(endpoint string) {
-	if len(d.hinted) >= maxHinted || len(d.backlog) >= maxHinted {
-		clear(d.hinted)
-		clear(d.backlog)
-		d.full = true
+	if d.tooManyHints() {
 		return
 	}
 	d.hinted[endpoint] = true
@@ -170,16 +167,23 @@ func (d *Dispatcher) hint(endpoint string) {
 // mayHave notes that endpoint may have due events, which its claim first
 // probes for (endpointProbe); d.mu is held.
 func (d *Dispatcher) mayHave(endpoint string) {
-	if _, ok := d.hinted[endpoint]; ok {
-		return
-	}
-	if len(d.hinted) >= maxHinted {
-		clear(d.hinted)
-		clear(d.backlog)
-		d.full = true
+	if _, ok := d.hinted[endpoint]; ok || d.tooManyHints() {
 		return
 	}
 	d.hinted[endpoint] = false
+}
+
+// tooManyHints reports whether the hinted endpoints (or those with a
+// backlog) reached maxHinted, and then drops them all for a claim over
+// every endpoint; d.mu is held.
+func (d *Dispatcher) tooManyHints() bool {
+	if len(d.hinted) < maxHinted && len(d.backlog) < maxHinted {
+		return false
+	}
+	clear(d.hinted)
+	clear(d.backlog)
+	d.full = true
+	return true
 }
 
 // claimedAll notes that a claim for endpoint found fewer events than it

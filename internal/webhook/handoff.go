@@ -135,6 +135,9 @@ func (d *Dispatcher) stopHandOffs(ctx context.Context) {
 // will not attempt, and hints their endpoints, so that a claim finds them
 // at once.
 func (d *Dispatcher) release(ctx context.Context, evs []claimed) {
+	if len(evs) == 0 {
+		return
+	}
 	keys := make([]eventKey, len(evs))
 	for i, ev := range evs {
 		keys[i] = eventKey{ev.merchantID, ev.id}
