@@ -10,17 +10,24 @@ import (
 
 // result of one scenario.
 type result struct {
-	Name       string  `json:"name"`
-	Requests   int64   `json:"requests"`
-	Errors     int64   `json:"errors"`
-	PerSecond  float64 `json:"per_second"`
-	P50ms      float64 `json:"p50_ms"`
-	P99ms      float64 `json:"p99_ms"`
-	PaydCPU    float64 `json:"payd_cpu_percent" doc:"payd's CPU use during the scenario, in percent of one core."`
-	BenchCPU   float64 `json:"bench_cpu_percent" doc:"The load generator's CPU use, in percent of one core."`
-	FirstError string  `json:"first_error,omitempty"`
-	Reference  string  `json:"reference,omitempty"`
-	RatioToRef float64 `json:"ratio_to_reference,omitempty" doc:"per_second over the reference's."`
+	Name      string  `json:"name"`
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	PerSecond float64 `json:"per_second"`
+	P50ms     float64 `json:"p50_ms"`
+	P99ms     float64 `json:"p99_ms"`
+	PaydCPU   float64 `json:"payd_cpu_percent" doc:"payd's CPU use during the scenario, in percent of one core."`
+	BenchCPU  float64 `json:"bench_cpu_percent" doc:"The load generator's CPU use, in percent of one core."`
+	// MachineCPU counts every process of the machine: payd, the load
+	// generator and, when it runs here, the database server.
+	MachineCPU float64 `json:"machine_cpu_percent" doc:"The whole machine's CPU use during the scenario, in percent of one core (at most 100 × cpus)."`
+	// CPUPerRequest is what one request cost the machine, payd and database
+	// together: on a saturated machine the rate is the CPUs over this, and
+	// it varies less from run to run than the rate does.
+	CPUPerRequest float64 `json:"machine_cpu_ms_per_request" doc:"Machine CPU time per request (or per event delivered), in milliseconds."`
+	FirstError    string  `json:"first_error,omitempty"`
+	Reference     string  `json:"reference,omitempty"`
+	RatioToRef    float64 `json:"ratio_to_reference,omitempty" doc:"per_second over the reference's."`
 	// P99RatioToRef is p99_ms over the reference's, for a row whose
 	// reference was offered the same rate (the half-peak row).
 	P99RatioToRef float64 `json:"p99_ratio_to_reference,omitempty"`
@@ -73,7 +80,7 @@ func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid in
 		firstErr  atomic.Value
 		wg        sync.WaitGroup
 	)
-	paydBefore, selfBefore := cpuTime(pid), selfCPU()
+	cpu := startCPU(pid)
 	started := time.Now()
 	for c := range n {
 		wg.Go(func() {
@@ -110,12 +117,37 @@ func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid in
 	elapsed := time.Since(started)
 	r := result{Name: name, Requests: requests.Load(), Errors: errs.Load(), PerSecond: float64(requests.Load()) / elapsed.Seconds()}
 	r.P50ms, r.P99ms = percentile(latencies, 0.50), percentile(latencies, 0.99)
-	r.PaydCPU = 100 * float64(cpuTime(pid)-paydBefore) / float64(elapsed)
-	r.BenchCPU = 100 * float64(selfCPU()-selfBefore) / float64(elapsed)
+	cpu.stop(&r, elapsed)
 	if v := firstErr.Load(); v != nil {
 		r.FirstError = v.(string)
 	}
 	return r
+}
+
+// cpuMeter measures the CPU a scenario uses: payd's, the load generator's
+// and the whole machine's.
+type cpuMeter struct {
+	pid                 int
+	payd, self, machine time.Duration
+}
+
+func startCPU(pid int) cpuMeter {
+	return cpuMeter{pid: pid, payd: cpuTime(pid), self: selfCPU(), machine: machineCPU()}
+}
+
+// stop sets r's CPU figures for the elapsed time since start, per request
+// by r.Requests.
+func (m cpuMeter) stop(r *result, elapsed time.Duration) {
+	if elapsed <= 0 {
+		return
+	}
+	percent := func(used time.Duration) float64 { return 100 * float64(used) / float64(elapsed) }
+	r.PaydCPU, r.BenchCPU = percent(cpuTime(m.pid)-m.payd), percent(selfCPU()-m.self)
+	machine := machineCPU() - m.machine
+	r.MachineCPU = percent(machine)
+	if r.Requests > 0 {
+		r.CPUPerRequest = float64(machine.Microseconds()) / 1000 / float64(r.Requests)
+	}
 }
 
 // percentile returns the q-th latency in milliseconds.

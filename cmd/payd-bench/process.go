@@ -162,6 +162,30 @@ func peakRSS(pid int) float64 {
 	return 0
 }
 
+// machineCPU is the CPU time every core of the machine has spent busy
+// since boot (/proc/stat: all but idle and iowait).
+func machineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, f := range fields[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(f, 10, 64)
+		busy += n
+	}
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(busy) * time.Second / ticksPerSecond
+}
+
 // selfCPU is this process's CPU time (the load generator's share).
 func selfCPU() time.Duration { return cpuTime(os.Getpid()) }
 

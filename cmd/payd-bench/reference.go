@@ -149,7 +149,9 @@ func pgbench(ctx context.Context, s settings, flag string, rate float64) (result
 		defer os.RemoveAll(logDir)
 		args = append(args, "-R", strconv.FormatFloat(rate, 'f', 0, 64), "-l", "--log-prefix", filepath.Join(logDir, "tx"))
 	}
+	machineBefore, started := machineCPU(), time.Now()
 	out, err := exec.CommandContext(ctx, "pgbench", append(args, conn)...).CombinedOutput()
+	machine, took := machineCPU()-machineBefore, time.Since(started)
 	if err != nil {
 		return result{}, fmt.Errorf("pgbench: %v\n%s", err, out)
 	}
@@ -158,7 +160,10 @@ func pgbench(ctx context.Context, s settings, flag string, rate float64) (result
 		return result{}, fmt.Errorf("pgbench printed no tps:\n%s", out)
 	}
 	tps, _ := strconv.ParseFloat(m[1], 64)
-	r := result{PerSecond: tps}
+	r := result{PerSecond: tps, MachineCPU: 100 * float64(machine) / float64(took)}
+	if tps > 0 {
+		r.CPUPerRequest = float64(machine.Microseconds()) / 1000 / (tps * took.Seconds())
+	}
 	if logDir != "" {
 		latencies, err := pgbenchLatencies(logDir)
 		if err != nil {

@@ -405,7 +405,7 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int, profil
 	}
 	r := result{Name: "webhook delivery", Requests: int64(len(lags)), Errors: int64(len(committed) - len(lags)),
 		Description: "POST /v2/webhooks/test events delivered to a local receiver; latency = commit to receipt",
-		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, FirstError: sent.FirstError}
+		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, MachineCPU: sent.MachineCPU, CPUPerRequest: sent.CPUPerRequest, FirstError: sent.FirstError}
 	if span := last.Sub(first); span > 0 {
 		r.PerSecond = float64(len(lags)) / span.Seconds()
 	}
@@ -500,7 +500,7 @@ func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db str
 		return false, nil
 	})
 	stopProfile := p.profile(s, db, "webhook drain")
-	paydBefore, selfBefore := cpuTime(pid), selfCPU()
+	cpu := startCPU(pid)
 	released := time.Now()
 	close(gate)
 	missing, last := rcv.await(committed, 60*time.Second)
@@ -510,8 +510,7 @@ func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db str
 		Description: fmt.Sprintf("%d events held by the receiver while they were created, then delivered: events per second from release to the last receipt", len(committed))}
 	if took > 0 {
 		r.PerSecond = float64(r.Requests) / took.Seconds()
-		r.PaydCPU = 100 * float64(cpuTime(pid)-paydBefore) / float64(took)
-		r.BenchCPU = 100 * float64(selfCPU()-selfBefore) / float64(took)
+		cpu.stop(&r, took)
 	}
 	return r, nil
 }
