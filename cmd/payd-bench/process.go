@@ -89,17 +89,26 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 		}
 		io.Copy(io.Discard, stdout)
 	}()
+	exited := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		var tail []string // the last lines, for a payd that exits before it listens
+		listened := false
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				mu.Lock()
 				p.base = m[1]
 				mu.Unlock()
 				ready <- struct{}{}
+				listened = true
 				break
 			}
+			tail = append(tail[max(0, len(tail)-9):], sc.Text())
+		}
+		if !listened { // its stderr closed: payd exited
+			exited <- strings.Join(tail, "\n")
+			return
 		}
 		// From here on payd's log is only drained: matching each request's
 		// line would charge the load generator for payd's logging.
@@ -108,9 +117,12 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 	for range 2 {
 		select {
 		case <-ready:
+		case said := <-exited:
+			p.stop()
+			return nil, fmt.Errorf("payd exited before it listened; its last words:\n%s", said)
 		case <-time.After(60 * time.Second):
 			p.stop()
-			return nil, fmt.Errorf("payd did not start")
+			return nil, fmt.Errorf("payd did not start within 60 s")
 		}
 	}
 	return p, nil
