@@ -126,6 +126,11 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	for _, m := range applied {
 		cfg.Log.Info("migration applied", "migration", m)
 	}
+	if advice, err := db.VacuumAdvice(ctx); err != nil {
+		cfg.Log.Warn("could not read the database's autovacuum settings", "err", err)
+	} else if advice != "" {
+		cfg.Log.Warn(advice)
+	}
 	s := &Server{cfg: cfg, DB: db, Metrics: httpapi.NewMetrics()}
 	s.Queue = job.New(db, cfg.Clock, cfg.Log, s.Metrics.ObserveJob)
 	s.Merchants = merchant.NewService(db, cfg.Clock)
