@@ -13,12 +13,13 @@ import (
 )
 
 // globalTables hold no merchant's rows (or, merchants, are keyed by the
-// merchant id itself; global_keys, by the key it maps to a merchant): their
+// merchant id itself; global_keys, by the key it maps to a merchant; pg_class
+// is PostgreSQL's catalog, which store.DB.VacuumAdvice reads): their
 // statements route by other means.
 var globalTables = map[string]bool{
 	"merchants": true, "secrets": true, "schema_migrations": true,
 	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
-	"global_keys": true,
+	"global_keys": true, "pg_class": true,
 }
 
 // operatorWide are the files whose statements span merchants on purpose:
