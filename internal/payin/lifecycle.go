@@ -99,13 +99,15 @@ func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, outcome st
 // the rolling reserve.
 func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64, now time.Time) error {
 	m := r.meth
+	// The account's reserve rate is read with the post below, not in a
+	// round trip of its own: only the payin's update, after the post,
+	// needs it.
 	var reserveBPS int64
-	if err := tx.QueryRowContext(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&reserveBPS); err != nil {
+	if err := tx.SendRow(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, []any{r.accountID, r.merchantID}, &reserveBPS); err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.paid = paid
 	r.fee = min(paid, money.Percent(paid, m.FeeBPS)+m.FeeFixedMinor)
-	r.reserve = money.Percent(paid-r.fee, reserveBPS)
 	rec := ledger.Record{MerchantID: r.merchantID, AccountID: r.accountID, Currency: r.currency,
 		RequestType: ledger.MoneyIn, TransactionType: ledger.Payment, Status: ledger.Waiting,
 		Amount: paid - r.fee, Fees: r.fee, Total: paid, ReferenceID: r.uuid, CreatedAt: now}
@@ -120,6 +122,10 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 		}}); err != nil {
 		return err
 	}
+	if err := tx.ReadSent(ctx); err != nil {
+		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
+	}
+	r.reserve = money.Percent(paid-r.fee, reserveBPS)
 	// The clearing moves the money of the receipt's slot: it runs in the
 	// slot's lane, group-committed with other clearings of the slot, beside
 	// the other slots' lanes and the receipts.
