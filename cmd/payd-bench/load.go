@@ -141,14 +141,21 @@ func (m cpuMeter) stop(r *result, elapsed time.Duration) {
 	if elapsed <= 0 {
 		return
 	}
-	percent := func(used time.Duration) float64 { return 100 * float64(used) / float64(elapsed) }
-	r.PaydCPU, r.BenchCPU = percent(cpuTime(m.pid)-m.payd), percent(selfCPU()-m.self)
-	machine := machineCPU() - m.machine
-	r.MachineCPU = percent(machine)
-	if r.Requests > 0 {
-		r.CPUPerRequest = float64(machine.Microseconds()) / 1000 / float64(r.Requests)
+	r.PaydCPU, r.BenchCPU = percentOf(cpuTime(m.pid)-m.payd, elapsed), percentOf(selfCPU()-m.self, elapsed)
+	setMachineCPU(r, machineCPU()-m.machine, elapsed, float64(r.Requests))
+}
+
+// setMachineCPU sets r's machine figures from the machine's busy time used
+// over elapsed, in which requests were served.
+func setMachineCPU(r *result, used, elapsed time.Duration, requests float64) {
+	r.MachineCPU = percentOf(used, elapsed)
+	if requests > 0 {
+		r.CPUPerRequest = float64(used.Microseconds()) / 1000 / requests
 	}
 }
+
+// percentOf is CPU time used over elapsed, in percent of one core.
+func percentOf(used, elapsed time.Duration) float64 { return 100 * float64(used) / float64(elapsed) }
 
 // percentile returns the q-th latency in milliseconds.
 func percentile(ds []time.Duration, q float64) float64 {

@@ -160,10 +160,8 @@ func pgbench(ctx context.Context, s settings, flag string, rate float64) (result
 		return result{}, fmt.Errorf("pgbench printed no tps:\n%s", out)
 	}
 	tps, _ := strconv.ParseFloat(m[1], 64)
-	r := result{PerSecond: tps, MachineCPU: 100 * float64(machine) / float64(took)}
-	if tps > 0 {
-		r.CPUPerRequest = float64(machine.Microseconds()) / 1000 / (tps * took.Seconds())
-	}
+	r := result{PerSecond: tps}
+	setMachineCPU(&r, machine, took, tps*took.Seconds())
 	if logDir != "" {
 		latencies, err := pgbenchLatencies(logDir)
 		if err != nil {

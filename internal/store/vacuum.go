@@ -21,33 +21,20 @@ func (db *DB) VacuumAdvice(ctx context.Context) (string, error) {
 	if db.dialect != Postgres {
 		return "", nil
 	}
-	var on string
-	if err := db.write.QueryRowContext(ctx, `SELECT current_setting('autovacuum')`).Scan(&on); err != nil {
-		return "", fmt.Errorf("read autovacuum setting: %w", err)
+	// One read: the server's switch, and the busy tables whose own switch is off.
+	var on, off string
+	err := db.write.QueryRowContext(ctx, `SELECT current_setting('autovacuum'),
+		COALESCE((SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_class c
+			WHERE c.oid = ANY($1::regclass[]) AND 'autovacuum_enabled=false' = ANY(c.reloptions)), '')`, churnTables).Scan(&on, &off)
+	if err != nil {
+		return "", fmt.Errorf("read autovacuum settings: %w", err)
 	}
 	if on != "on" {
 		return "autovacuum is off on the PostgreSQL server: payd's job queue, webhook outbox and ledger buckets " +
 			"will keep every dead row version and slow down; turn it on (autovacuum = on) or VACUUM ANALYZE them regularly", nil
 	}
-	var off []string
-	rows, err := db.write.QueryContext(ctx, `SELECT c.relname FROM pg_class c
-		WHERE c.oid = ANY($1::regclass[]) AND 'autovacuum_enabled=false' = ANY(c.reloptions) ORDER BY c.relname`, churnTables)
-	if err != nil {
-		return "", fmt.Errorf("read tables' autovacuum settings: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return "", fmt.Errorf("read tables' autovacuum settings: %w", err)
-		}
-		off = append(off, name)
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("read tables' autovacuum settings: %w", err)
-	}
-	if len(off) > 0 {
-		return fmt.Sprintf("autovacuum is disabled on %v (autovacuum_enabled = false): these tables will keep every dead row version and slow down; "+
+	if off != "" {
+		return fmt.Sprintf("autovacuum is disabled on [%s] (autovacuum_enabled = false): these tables will keep every dead row version and slow down; "+
 			"ALTER TABLE … RESET (autovacuum_enabled)", off), nil
 	}
 	return "", nil
