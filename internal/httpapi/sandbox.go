@@ -27,7 +27,7 @@ func (a *API) sandboxRoutes() []route {
 			summary: "Sandbox: the calling merchant's test clock.", response: clockView{}, status: 200, handle: a.getClock},
 		{method: "POST", path: "/v2/sandbox/clock", auth: authKeys, sandboxOnly: true,
 			summary:     "Sandbox: move the merchant's test clock forward and run what became due.",
-			description: "Give exactly one of advance_seconds and now. The answer comes after the work that became due (expiries, scheduled payouts, end-of-day settlements, report generation, reserve releases, clearing of deposits) has run. A test clock never moves back. Should that work still be running after " + clockWorkLimitText + ", the answer is 503 CLOCK_WORK_RUNNING: the clock has moved, the workers carry on, and POST {\"advance_seconds\": 0} waits for the rest.",
+			description: "Give exactly one of advance_seconds and now. The answer comes after the work that became due (expiries, scheduled payouts, end-of-day settlements, report generation, reserve releases, clearing of deposits) has run. A test clock never moves back. Every request that starts after the answer, on any payd process of the deployment, runs on the new time (servers trust an authenticated app for 100 ms; the move waits that long before it answers). Should that work still be running after " + clockWorkLimitText + ", the answer is 503 CLOCK_WORK_RUNNING: the clock has moved, the workers carry on, and POST {\"advance_seconds\": 0} waits for the rest.",
 			body:        clockRequest{}, response: clockView{}, status: 200, codes: []string{codeClockWorkRunning}, handle: a.advanceClock},
 	}
 }

@@ -101,6 +101,7 @@ func (s *Service) RevokeAppIn(ctx context.Context, tx *store.Tx, merchantID, app
 		if !ok {
 			return fault.NotFoundf("merchant %s has no active app %s", merchantID, appID)
 		}
+		s.principalChanged(tx)
 		return nil
 	}
 }
@@ -138,11 +139,19 @@ func scanPrincipal(row interface{ Scan(...any) error }, extra ...any) (Principal
 // app-id costs the same time as a wrong secret.
 var dummyHash = hashSecret("no such app")
 
-// Authenticate checks an app-id/secret-key pair.
+// Authenticate checks an app-id/secret-key pair, against the principal
+// cache (principals.go) when it holds the app.
 func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Principal, error) {
 	if appID == "" || secretKey == "" || len(appID) > 64 || len(secretKey) > 128 {
 		return Principal{}, ErrUnauthenticated
 	}
+	if e, ok := s.principals.get(appID); ok {
+		if subtle.ConstantTimeCompare([]byte(e.secretHash), []byte(hashSecret(secretKey))) != 1 {
+			return Principal{}, ErrUnauthenticated
+		}
+		return e.principal, nil
+	}
+	readAt := s.principals.now()
 	var stored string
 	merchantID, err := s.appOwner(ctx, appID)
 	var p Principal
@@ -162,6 +171,7 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hashSecret(secretKey))) != 1 {
 		return Principal{}, ErrUnauthenticated
 	}
+	s.principals.put(appID, p, stored, readAt)
 	return p, nil
 }
 

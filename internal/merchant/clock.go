@@ -93,5 +93,6 @@ func (s *Service) AdvanceClock(ctx context.Context, tx *store.Tx, merchantID str
 	if _, err := tx.ExecContext(ctx, `UPDATE merchants SET clock_offset_ms = $1 WHERE id = $2`, newOffset, merchantID); err != nil {
 		return time.Time{}, fmt.Errorf("advance clock: %w", err)
 	}
+	s.principalChanged(tx)
 	return target, nil
 }

@@ -49,6 +49,8 @@ type Service struct {
 	// again. It is emptied when it reaches maxAppOwners.
 	appOwnersMu sync.Mutex
 	appOwners   map[string]string
+	// principals caches Authenticate's reads (principals.go).
+	principals *principals
 }
 
 // maxAppOwners bounds Service.appOwners.
@@ -56,7 +58,7 @@ const maxAppOwners = 10_000
 
 // NewService returns a Service on db reading time from clk.
 func NewService(db *store.DB, clk clock.Clock) *Service {
-	return &Service{db: db, clock: clk, appOwners: map[string]string{}}
+	return &Service{db: db, clock: clk, appOwners: map[string]string{}, principals: newPrincipals()}
 }
 
 // CreateParams describes a new merchant.

@@ -1,0 +1,125 @@
+package merchant_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"payd/internal/merchant"
+	"payd/internal/server/servertest"
+	"payd/internal/store"
+)
+
+// TestPrincipalCacheHoldsForItsLifetime checks that Authenticate answers
+// from what it read while the entry is good, even when the database has
+// changed behind it, and reads again once it has expired.
+func TestPrincipalCacheHoldsForItsLifetime(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := c.Accounts[0]
+		svc := merchant.NewService(e.DB, e.Clock)
+		var mu sync.Mutex
+		now := time.Now()
+		merchant.SetPrincipalCacheClock(svc, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
+			t.Fatal(err)
+		}
+		// Revoked behind the service's back, as no payd command does.
+		if err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE apps SET revoked_at = 1 WHERE merchant_id = $1 AND app_id = $2`, c.MerchantID, app.AppID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
+			t.Errorf("within the entry's lifetime: Authenticate() error = %v, want the cached principal", err)
+		}
+		if _, err := svc.Authenticate(ctx, app.AppID, "wrong"+app.SecretKey); err != merchant.ErrUnauthenticated {
+			t.Errorf("wrong secret against a cached app: error = %v, want ErrUnauthenticated", err)
+		}
+		mu.Lock()
+		now = now.Add(merchant.PrincipalCacheTTL)
+		mu.Unlock()
+		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != merchant.ErrUnauthenticated {
+			t.Errorf("once the entry expired: Authenticate() error = %v, want ErrUnauthenticated", err)
+		}
+	})
+}
+
+// TestPrincipalChangesReachOtherProcesses checks the cache's rule: a change
+// of what a principal holds, made by another payd on the same database (an
+// operator command, another server), is what the next request here sees
+// once the change has answered.
+func TestPrincipalChangesReachOtherProcesses(t *testing.T) {
+	t.Parallel()
+	dedicated := merchant.Dedicated
+	tests := []struct {
+		name   string
+		change func(ctx context.Context, e *servertest.Env, other *merchant.Service, merchantID, appID string) error
+		check  func(p merchant.Principal, err error) string
+	}{
+		{"app revoked",
+			func(ctx context.Context, e *servertest.Env, other *merchant.Service, merchantID, appID string) error {
+				return other.RevokeApp(ctx, merchantID, appID)
+			},
+			func(p merchant.Principal, err error) string {
+				if err != merchant.ErrUnauthenticated {
+					return "the revoked app was accepted"
+				}
+				return ""
+			}},
+		{"test clock moved",
+			func(ctx context.Context, e *servertest.Env, other *merchant.Service, merchantID, appID string) error {
+				_, err := store.Do(ctx, e.DB, func(tx *store.Tx) (time.Time, error) {
+					return other.AdvanceClock(ctx, tx, merchantID, func(now time.Time) (time.Time, error) { return now.Add(48 * time.Hour), nil })
+				})
+				return err
+			},
+			func(p merchant.Principal, err error) string {
+				if err != nil || p.ClockOffset < 48*time.Hour {
+					return "the principal's clock has not moved"
+				}
+				return ""
+			}},
+		{"account type changed",
+			func(ctx context.Context, e *servertest.Env, other *merchant.Service, merchantID, appID string) error {
+				_, err := other.UpdateAccount(ctx, merchantID, "AUD", merchant.AccountUpdate{AccountType: &dedicated})
+				return err
+			},
+			func(p merchant.Principal, err error) string {
+				if err != nil || p.AccountType != merchant.Dedicated {
+					return "the principal's account type is the old one"
+				}
+				return ""
+			}},
+	}
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				ctx := context.Background()
+				c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				app := c.Accounts[0]
+				here, other := merchant.NewService(e.DB, e.Clock), merchant.NewService(e.DB, e.Clock)
+				if _, err := here.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
+					t.Fatal(err)
+				}
+				if err := tt.change(ctx, e, other, c.MerchantID, app.AppID); err != nil {
+					t.Fatal(err)
+				}
+				p, err := here.Authenticate(ctx, app.AppID, app.SecretKey)
+				if msg := tt.check(p, err); msg != "" {
+					t.Errorf("after the change answered: %s (%+v, %v)", msg, p, err)
+				}
+			})
+		}
+	})
+}
