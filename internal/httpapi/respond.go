@@ -73,6 +73,11 @@ func jsonHandler[Req, Res any](a *API, status int, call serviceCall[Req, Res]) h
 			a.fail(w, r, err)
 			return
 		}
+		if body := claimOf(r).Body(); body != nil {
+			// What the transaction stored for the key, rendered from res.
+			writeBody(w, status, body)
+			return
+		}
 		a.writeJSON(w, r, status, res)
 	}
 }

@@ -139,6 +139,8 @@ type Claim struct {
 	// claim, one effect, so later transactions of the request are not keyed.
 	used   bool
 	stored bool
+	// body is the response stored with the committed effect.
+	body []byte
 	// inFlight is set when another process held the key: that 409 is an
 	// answer about timing, not about the request, so it is never stored.
 	inFlight bool
@@ -267,8 +269,17 @@ func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
 	if err := insert(ctx, tx, c.req, c.Status, body, c.keeper.clock.Now()); err != nil {
 		return err
 	}
-	tx.AfterCommit(func() { c.used, c.stored = true, true })
+	tx.AfterCommit(func() { c.used, c.stored, c.body = true, true, body })
 	return nil
+}
+
+// Body is the response rendered (Render) and stored with the committed
+// effect, or nil: the HTTP layer answers with it rather than render it again.
+func (c *Claim) Body() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.body
 }
 
 // Finish stores a response that no transaction stored (an error answer, or a
