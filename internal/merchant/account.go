@@ -182,7 +182,7 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), merchantID, acc.ID); err != nil {
 			return Account{}, fmt.Errorf("update account: %w", err)
 		}
-		if u.AccountType != nil {
+		if u.AccountType != nil || u.Methods != nil {
 			s.principalChanged(tx)
 		}
 		return acc, nil

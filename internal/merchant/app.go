@@ -117,6 +117,9 @@ type Principal struct {
 	Currency      string
 	AccountNumber string
 	AccountType   AccountType
+	// Methods are the account's enabled payin method codes; nil means the
+	// catalogue's defaults for the currency (Account.Methods).
+	Methods []string
 	// ClockOffset is how far the merchant's sandbox test clock runs ahead of the real clock.
 	ClockOffset time.Duration
 }
@@ -124,14 +127,18 @@ type Principal struct {
 // ErrUnauthenticated is every authentication failure; the reason is not told.
 var ErrUnauthenticated = &fault.Error{Kind: fault.Unauthenticated, Code: fault.CodeRequireLogin, Message: "Not Authorised"}
 
-const principalColumns = `a.app_id, m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type`
+const principalColumns = `a.app_id, m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type, acc.methods`
 
 func scanPrincipal(row interface{ Scan(...any) error }, extra ...any) (Principal, error) {
 	var p Principal
 	var offset int64
-	dest := append([]any{&p.AppID, &p.MerchantID, &p.Country, &p.Timezone, &offset, &p.AccountID, &p.Currency, &p.AccountNumber, &p.AccountType}, extra...)
+	var methods *string
+	dest := append([]any{&p.AppID, &p.MerchantID, &p.Country, &p.Timezone, &offset, &p.AccountID, &p.Currency, &p.AccountNumber, &p.AccountType, &methods}, extra...)
 	err := row.Scan(dest...)
 	p.ClockOffset = time.Duration(offset) * time.Millisecond
+	if methods != nil {
+		p.Methods = splitMethods(*methods)
+	}
 	return p, err
 }
 
@@ -256,7 +263,7 @@ func (s *Service) AccountPrincipal(ctx context.Context, merchantID, currency str
 // a domain service acting for the merchant, not for one of its apps, calls
 // another.
 func PrincipalOf(ctx context.Context, q store.Querier, merchantID, currency string) (Principal, error) {
-	p, err := scanPrincipal(q.QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type
+	p, err := scanPrincipal(q.QueryRowContext(ctx, `SELECT '', m.id, m.country, m.timezone, m.clock_offset_ms, acc.id, acc.currency, acc.account_number, acc.account_type, acc.methods
 		FROM merchants m JOIN accounts acc ON acc.merchant_id = m.id WHERE m.id = $1 AND acc.merchant_id = $1 AND acc.kind = $2 AND acc.currency = $3`,
 		merchantID, string(Payments), currency))
 	if isNoRows(err) {

@@ -15,9 +15,9 @@ import (
 //
 // The rule that keeps this exact: an entry is good for PrincipalCacheTTL
 // from the moment before its read was sent, and every change of what a
-// principal holds (an app's revocation, the account's type, the sandbox
-// test clock) waits PrincipalCacheTTL after its commit before it answers.
-// So any request that starts after that answer, in this process or in any
+// principal holds (an app's revocation, the account's type or payin
+// methods, the sandbox test clock) waits PrincipalCacheTTL after its commit
+// before it answers. So any request that starts after that answer, in this process or in any
 // other payd on the same database (an operator command, another server
 // behind the load balancer), finds every entry read before the change
 // expired and reads the new state. Only requests running at the same time

@@ -2,6 +2,7 @@ package merchant_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +96,17 @@ func TestPrincipalChangesReachOtherProcesses(t *testing.T) {
 			func(p merchant.Principal, err error) string {
 				if err != nil || p.AccountType != merchant.Dedicated {
 					return "the principal's account type is the old one"
+				}
+				return ""
+			}},
+		{"payin methods changed",
+			func(ctx context.Context, e *servertest.Env, other *merchant.Service, merchantID, appID string) error {
+				_, err := other.UpdateAccount(ctx, merchantID, "AUD", merchant.AccountUpdate{Methods: &[]string{"au_bank_aud"}})
+				return err
+			},
+			func(p merchant.Principal, err error) string {
+				if err != nil || !slices.Equal(p.Methods, []string{"au_bank_aud"}) {
+					return "the principal's methods are the old ones"
 				}
 				return ""
 			}},

@@ -171,18 +171,16 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Payin{}, err
 	}
 	m := c.method
-	acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
-	if err != nil {
-		return Payin{}, err
-	}
-	if !isEnabled(m, acc.Currency, acc.Methods) {
+	// The principal is the payments account in the payin's currency
+	// (validate), with its methods as of its authentication.
+	if !isEnabled(m, p.Currency, p.Methods) {
 		return Payin{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", m.Code)
 	}
 	if err := s.checkContact(ctx, tx, p.MerchantID, m, r.Email); err != nil {
 		return Payin{}, err
 	}
 	rw := row{
-		merchantID: p.MerchantID, accountID: acc.ID, method: m.Code, currency: r.Currency, meth: m, cur: c.currency, status: Pending,
+		merchantID: p.MerchantID, accountID: p.AccountID, method: m.Code, currency: r.Currency, meth: m, cur: c.currency, status: Pending,
 		amount: c.amount, gst: r.GST, gstAmount: c.gstAmount, total: c.total,
 		name: r.Name, email: r.Email, externalID: r.ExternalID, description: r.Description,
 		endpointURL: r.WebhookNotification.EndpointURL, authorizationHeader: r.WebhookNotification.AuthorizationHeader,
