@@ -184,7 +184,7 @@ func waitQuiet(t *testing.T, p *payd) {
 		var busy int
 		now := time.Now().UnixMilli()
 		err := p.srv.DB.Read().QueryRowContext(context.Background(), `SELECT
-			(SELECT count(*) FROM jobs WHERE state = 'available' AND run_at <= $1) +
+			(SELECT count(*) FROM jobs WHERE state = 'held' OR (state = 'available' AND run_at <= $1)) +
 			(SELECT count(*) FROM webhook_events WHERE status = 'pending' AND next_attempt_at <= $1)`, now).Scan(&busy)
 		if err != nil {
 			t.Fatalf("count pending work: %v", err)

@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -71,11 +70,6 @@ type Queue struct {
 	laneMu   sync.Mutex
 	laneCtx  context.Context
 	laneRuns sync.WaitGroup
-	// laneHeld are the jobs about to run in their lane, which this
-	// process's workers leave alone (PostgreSQL only), with when they were
-	// enqueued: a job whose transaction rolled back never runs, so an entry
-	// older than maxLaneHold is forgotten.
-	laneHeld map[int64]time.Time
 	// hintMu guards hinted, the merchants of due jobs this process has
 	// enqueued (Citus only, see runAny), and polledAt, when a worker last
 	// asked every shard for due jobs.
@@ -93,7 +87,7 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 		observe = func(string, string, time.Duration) {}
 	}
 	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
-		wake: make(chan struct{}, 1), laneHeld: map[int64]time.Time{}, hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
+		wake: make(chan struct{}, 1), hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
 }
 
 // Handle registers the handler of a job kind.
@@ -125,8 +119,10 @@ type Options struct {
 	// commits, in that store lane (store.WithLane) on PostgreSQL: work on the
 	// same rows as the enqueuer (a receipt's clearing, on the merchant's
 	// balance) is group-committed with it instead of alternating with
-	// unlaned job batches. The job stays in the queue until that run
-	// commits, so after a crash the workers (or RunDue) run it, once.
+	// unlaned job batches. The job is held for that run (state held, which
+	// no worker of any process claims) and stays in the queue until it
+	// commits; should it not run (a failure, a crash), the job is released
+	// to the workers, at once or after maxLaneHold (5 s).
 	Lane string
 }
 
@@ -155,78 +151,87 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 		tx.AfterCommit(func() { q.wakeFor(opt.ClockOf, runAt) })
 		return nil
 	}
-	var id int64
-	switch err := tx.QueryRowContext(ctx, insert+` RETURNING id`, args...).Scan(&id); {
-	case store.IsNoRows(err):
-		return nil // the unique key's job exists already
-	case err != nil:
+	// Held in its row, so that no worker claims it between its commit and
+	// its lane run, which finds it by its unique key: nothing needs to come
+	// back before the commit. (Held in this process's memory by its id, read
+	// back for that before the commit, a receipt took a round trip more, and
+	// other processes' workers took held jobs.)
+	key, insertHeld := opt.UniqueKey, insertHeldUnique
+	if key == "" {
+		// Drawn, not given: a clash, were there one, fails the transaction
+		// rather than drop the job.
+		key, insertHeld = laneKeyPrefix+store.RandomID(laneKeyLen), insertHeldDrawn
+		args[5] = key
+	}
+	if err := tx.Send(ctx, insertHeld, args...); err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
-	// Held from now on, so that no worker of this process claims the job
-	// between its commit and its lane run. (Its id is read back before the
-	// commit for this: read with the COMMIT instead, a worker busy claiming
-	// took 17 of 60 such jobs outside their lane in the moment before the
-	// hold, in a CI rehearsal's TestLaneJobsRunOnceInTheirLane.)
-	q.laneMu.Lock()
-	q.laneHeld[id] = q.clock.Now()
-	q.laneMu.Unlock()
-	tx.AfterCommit(func() { q.runInLane(opt.Lane, opt.ClockOf, id) })
+	tx.AfterCommit(func() { q.runInLane(opt.Lane, opt.ClockOf, key) })
 	return nil
 }
 
-// maxLaneHold bounds how long workers leave a job to its lane run.
-const maxLaneHold = 10 * time.Second
+// held is the state of a job enqueued for its lane run (Options.Lane),
+// which workers leave alone: its lane run claims it, or it is released.
+const held = "held"
 
-// runInLane runs job id of merchant at once, in lane, if the queue is being
-// worked (Run); otherwise, or if it cannot, the workers find the job as usual.
-func (q *Queue) runInLane(lane, merchant string, id int64) {
+// laneKeyPrefix begins the unique key a lane job without one is given, by
+// which its lane run finds it, and laneKeyLen is the length of its random
+// part (103 bits).
+const (
+	laneKeyPrefix = "lane:"
+	laneKeyLen    = 20
+)
+
+// The inserts of a job held for its lane run, under the key it was given
+// (a second enqueue with it does nothing) or one drawn for it.
+const (
+	insertHeldDrawn = `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, '` + held + `', $6, $7)`
+	insertHeldUnique = insertHeldDrawn + ` ON CONFLICT (merchant_id, unique_key) DO NOTHING`
+)
+
+// maxLaneHold bounds how long a job stays held for its lane run: a process
+// that enqueued one and stopped (crashed) before running it leaves it held,
+// and any process's queue releases it after this (releaseStale). A lane run
+// comes milliseconds after its commit; one that comes after the release
+// finds the job gone, and the worker that took it ran it once all the same.
+const maxLaneHold = 5 * time.Second
+
+// staleSweepEvery is how often a queue releases jobs held past maxLaneHold.
+const staleSweepEvery = time.Second
+
+// runInLane runs merchant's job held under key at once, in lane, if the
+// queue is being worked (Run); otherwise, or if it fails, it releases the
+// job to the workers.
+func (q *Queue) runInLane(lane, merchant, key string) {
 	q.laneMu.Lock()
-	defer q.laneMu.Unlock()
-	if q.laneCtx == nil {
-		delete(q.laneHeld, id)
-		q.Wake()
-		return
+	running := q.laneCtx != nil
+	if running {
+		ctx := store.WithLane(q.laneCtx, lane)
+		q.laneRuns.Go(func() {
+			if !q.runLaned(ctx, lane, merchant, key) {
+				q.release(merchant, key)
+			}
+		})
 	}
-	ctx := store.WithLane(q.laneCtx, lane)
-	q.laneRuns.Go(func() {
-		ran := false
-		// A worker's claim that raced the enqueue may hold the job's row
-		// for a moment before it sees the job held and lets go (claim):
-		// the claim here skips a locked row, so it looks again a few
-		// times, a millisecond or so apart, while the job is still queued.
-		for try := 1; ; try++ {
-			var queued bool
-			if ran, queued = q.runLaned(ctx, lane, merchant, id); ran || !queued || try == laneTries || ctx.Err() != nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(try) * time.Millisecond):
-			}
-		}
-		q.laneMu.Lock()
-		delete(q.laneHeld, id)
-		q.laneMu.Unlock()
-		if !ran {
-			q.wakeFor(merchant, time.Time{}) // a worker may have held it a moment, or it failed: it is theirs now
-		}
-	})
+	q.laneMu.Unlock()
+	if !running {
+		q.release(merchant, key)
+	}
 }
 
-// runLaned runs job id in the transaction that claims it, and reports
-// whether it ran and committed. It is the common case made short: the claim
-// deletes the job, and the handler runs without a savepoint of its own. If
-// the handler fails, the whole transaction rolls back, so the job is in the
-// queue again as it was, and a worker runs it, in a savepoint that records
-// the failure and its retry (runClaimed).
-//
-// When it claimed nothing, queued reports whether the job is still in the
-// queue, untried: another transaction had it locked.
-func (q *Queue) runLaned(ctx context.Context, lane, merchant string, id int64) (ran, queued bool) {
+// runLaned runs merchant's job held under key in the transaction that
+// claims it, and reports whether it is done with: it ran and committed, or
+// it had been released already (releaseStale). It is the common case made
+// short: the claim deletes the job, and the handler runs without a
+// savepoint of its own. If the handler fails, the whole transaction rolls
+// back, so the job is held again as it was; released, a worker runs it, in
+// a savepoint that records the failure and its retry (runClaimed).
+func (q *Queue) runLaned(ctx context.Context, lane, merchant, key string) bool {
 	var j Job
 	started := q.clock.Now()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		jobs, err := q.claimOne(ctx, tx, merchant, id)
+		jobs, err := q.claimHeld(ctx, tx, merchant, key)
 		if err != nil || len(jobs) == 0 {
 			j = Job{}
 			return err
@@ -236,38 +241,65 @@ func (q *Queue) runLaned(ctx context.Context, lane, merchant string, id int64) (
 	})
 	switch {
 	case ctx.Err() != nil:
-		return false, false
+		return false
 	case err != nil && j.ID == 0:
-		q.log.Error("job queue", "job_id", id, "lane", lane, "err", err)
-		return false, false
+		q.log.Error("job queue", "job_key", key, "lane", lane, "err", err)
+		return false
 	case err != nil:
-		q.log.Info("job run in its lane failed; a worker retries it", "job_id", id, "kind", j.Kind, "err", err.Error())
-		return false, false
+		q.log.Info("job run in its lane failed; a worker retries it", "job_id", j.ID, "kind", j.Kind, "err", err.Error())
+		return false
 	case j.ID == 0:
-		var n int
-		err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE merchant_id = $1 AND id = $2 AND state = 'available' AND attempts = 0`, merchant, id).Scan(&n)
-		return false, err == nil && n > 0
+		return true
 	}
 	q.observe(j.Kind, "done", q.clock.Now().Sub(started))
-	return true, false
+	return true
 }
 
-// laneTries bounds the claims of a job's lane run (runInLane).
-const laneTries = 5
-
-// heldForLanes lists the jobs that are about to run in their lane.
-func (q *Queue) heldForLanes() []int64 {
-	q.laneMu.Lock()
-	defer q.laneMu.Unlock()
-	ids := make([]int64, 0, len(q.laneHeld))
-	for id, since := range q.laneHeld {
-		if q.clock.Now().Sub(since) > maxLaneHold {
-			delete(q.laneHeld, id)
-			continue
-		}
-		ids = append(ids, id)
+// release hands merchant's job held under key to the workers, and wakes
+// them. Should it fail, releaseStale does it after maxLaneHold.
+func (q *Queue) release(merchant, key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), maxLaneHold)
+	defer cancel()
+	err := q.db.Exec(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'available' WHERE merchant_id = $1 AND unique_key = $2 AND state = '`+held+`'`, merchant, key)
+		return err
+	})
+	if err != nil {
+		q.log.Error("job queue: release a held job", "job_key", key, "err", err)
+		return
 	}
-	return ids
+	q.wakeFor(merchant, time.Time{})
+}
+
+// releaseStale releases, at once and every staleSweepEvery until ctx
+// ends, the jobs held longer than maxLaneHold: their lane run will not come
+// (their process stopped before it).
+func (q *Queue) releaseStale(ctx context.Context) {
+	ticker := time.NewTicker(staleSweepEvery)
+	defer ticker.Stop()
+	for {
+		var n int64
+		err := q.db.Exec(ctx, func(tx *store.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'available' WHERE state = '`+held+`' AND created_at <= $1`,
+				q.clock.Now().Add(-maxLaneHold).UnixMilli())
+			if err == nil {
+				n, err = res.RowsAffected()
+			}
+			return err
+		})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			q.log.Error("job queue: release stale held jobs", "err", err)
+		case n > 0:
+			q.log.Info("job queue: released jobs held for a lane run that did not come", "jobs", n)
+			q.Wake()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
 }
 
 // ClockOffsetOf is the test-clock offset, in milliseconds, of the merchant
@@ -278,26 +310,21 @@ func ClockOffsetOf(column string) string {
 	return `COALESCE((SELECT m.clock_offset_ms FROM merchants m WHERE m.id = ` + column + `), 0)`
 }
 
-// claimOne deletes job id of merchant, returning it, if it is due and still
-// waiting for its first run (a worker may have run it, or be running it,
-// already); the deletion commits with the job's work. The outer statement
-// names the job's key too, not only the subquery: PostgreSQL without
-// statistics on jobs (autovacuum off, or not yet run) otherwise read every
-// job of the merchant, live and dead, to find the one (0.39 ms a claim in
-// payd-bench's receipt row, where 0.05 ms is the key's lookup).
-func (q *Queue) claimOne(ctx context.Context, tx *store.Tx, merchant string, id int64) ([]Job, error) {
+// claimHeld deletes merchant's job held under key for its lane run,
+// returning it, if it is still held (not released to the workers); the
+// deletion commits with the job's work. Held jobs are claimed by no one
+// else, so there is no lock to skip.
+func (q *Queue) claimHeld(ctx context.Context, tx *store.Tx, merchant, key string) ([]Job, error) {
 	var jobs []Job
-	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $3 AND j.id = $1 AND j.id IN (SELECT c.id FROM jobs c
-		WHERE c.merchant_id = $3 AND c.id = $1 AND c.state = 'available' AND c.attempts = 0
-		  AND c.run_at <= $2 + `+ClockOffsetOf("c.merchant_id")+q.db.SkipLocked("c")+`)
+	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $2 AND j.unique_key = $1 AND j.state = '`+held+`'
 		RETURNING j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id"),
-		[]any{id, q.clock.Now().UnixMilli(), merchant}, func(row store.Row) error {
+		[]any{key, merchant}, func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
 			return err
 		})
 	if err != nil {
-		return nil, fmt.Errorf("claim job %d: %w", id, err)
+		return nil, fmt.Errorf("claim job %s: %w", key, err)
 	}
 	return jobs, nil
 }
@@ -337,6 +364,9 @@ func (q *Queue) Run(ctx context.Context, n int) {
 	var wg sync.WaitGroup
 	for range max(1, n) {
 		wg.Go(func() { q.worker(ctx) })
+	}
+	if q.db.Dialect() == store.Postgres {
+		wg.Go(func() { q.releaseStale(ctx) })
 	}
 	wg.Wait()
 	q.laneMu.Lock()
@@ -618,53 +648,20 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc sc
 	if err := tx.PlanEachTime(ctx); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		held := q.heldForLanes()
-		where, args := sc.filter([]any{now, bound})
-		if len(held) > 0 {
-			args = append(args, held)
-			where += ` AND j.id <> ALL($` + strconv.Itoa(len(args)) + `::bigint[])`
-		}
-		if err := tx.Send(ctx, `SAVEPOINT job_claim`); err != nil {
-			return nil, err
-		}
-		var jobs []Job
-		err := tx.Query(ctx, `SELECT j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id")+` FROM jobs j
-			WHERE `+dueWhere+where+`
-			ORDER BY j.run_at, j.id`+store.Limit(limit)+q.db.SkipLocked("j"), args, func(row store.Row) error {
-			j, err := scanJob(row)
-			jobs = append(jobs, j)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("claim jobs: %w", err)
-		}
-		// A job enqueued while the query was sent may be held for its lane
-		// run now. It is left alone, and so is its lock: the claim is undone
-		// and made again, or the lane run would skip the locked job and
-		// leave it to a worker.
-		held = q.heldForLanes()
-		if !slices.ContainsFunc(jobs, func(j Job) bool { return slices.Contains(held, j.ID) }) {
-			return jobs, tx.Send(ctx, `RELEASE SAVEPOINT job_claim`)
-		}
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_claim`); err != nil {
-			return nil, err
-		}
-		if err := tx.Send(ctx, `RELEASE SAVEPOINT job_claim`); err != nil {
-			return nil, err
-		}
-		if attempt == maxClaimAttempts {
-			// Jobs keep arriving for their lanes as fast as this claims:
-			// it claims nothing this time rather than keep a held job
-			// locked, which its lane run would then skip.
-			return nil, nil
-		}
+	where, args := sc.filter([]any{now, bound})
+	var jobs []Job
+	err := tx.Query(ctx, `SELECT j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id")+` FROM jobs j
+		WHERE `+dueWhere+where+`
+		ORDER BY j.run_at, j.id`+store.Limit(limit)+q.db.SkipLocked("j"), args, func(row store.Row) error {
+		j, err := scanJob(row)
+		jobs = append(jobs, j)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
+	return jobs, nil
 }
-
-// maxClaimAttempts bounds the claims made again because a job claimed had
-// just been enqueued for its lane (claim).
-const maxClaimAttempts = 3
 
 // scanJob reads a claimed job, counting this run among its attempts.
 func scanJob(row store.Row) (Job, error) {
@@ -747,7 +744,8 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
 		where, args := sc.filter([]any{now, bound})
-		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE `+dueWhere+where, args...).Scan(&n); err != nil {
+		// Jobs held for their lane run are due too: their run is coming.
+		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE (j.state = '`+held+`' OR `+dueWhere+`)`+where, args...).Scan(&n); err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
 		// On Citus the merchant's jobs are on its shard with the rows they

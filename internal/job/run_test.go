@@ -428,3 +428,45 @@ func TestLaneJobWaitsForWorkersWhenNotRunning(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldJobOfAStoppedProcessIsReleased holds a job for its lane run the
+// way a process does that stopped (crashed) between the commit and the run:
+// the job is written held, and nothing runs it in a lane. Another process's
+// workers leave it alone while it may still be run in its lane, and release
+// and run it, once, after maxLaneHold (5 s on the queues' clock).
+func TestHeldJobOfAStoppedProcessIsReleased(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("jobs are held for a lane run on PostgreSQL only")
+		}
+		createRuns(t, db)
+		merchant := newMerchant(t, db)
+		exec(t, db, `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
+			VALUES ('clear', $1, '"c"', $2, 25, 'held', 'lane:STOPPED', $2)`, merchant, t0.UnixMilli())
+		clk := clock.NewManual(t0)
+		q, _ := newQueue(db, clk)
+		done := newCompletions(1)
+		q.Handle("clear", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			tx.AfterCommit(done.commit)
+			return recordRun(ctx, tx, j, "worker")
+		})
+		if got := drain(t, q); got != 0 {
+			t.Fatalf("workers ran %d held jobs, want 0", got)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { q.Run(ctx, 1); close(stopped) }()
+		defer func() { stop(); <-stopped }()
+		clk.Advance(5 * time.Second)
+		done.wait(t, 30*time.Second)
+		stop()
+		<-stopped
+		if got := count(t, db, `SELECT count(*) FROM job_runs WHERE runner = 'worker'`); got != 1 {
+			t.Errorf("%d runs, want 1", got)
+		}
+		if got := count(t, db, `SELECT count(*) FROM jobs`); got != 0 {
+			t.Errorf("%d jobs left, want 0", got)
+		}
+	})
+}

@@ -312,6 +312,6 @@ func (s *Server) registerGauges() {
 	}
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
-	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue.",
-		count(`SELECT count(*) FROM jobs WHERE state = 'available'`))
+	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).",
+		count(`SELECT count(*) FROM jobs WHERE state IN ('available', 'held')`))
 }
