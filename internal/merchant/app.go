@@ -158,7 +158,7 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 		}
 		return e.principal, nil
 	}
-	readAt := s.principals.now()
+	readAt := s.principals.machine.Now()
 	var stored string
 	merchantID, err := s.appOwner(ctx, appID)
 	var p Principal

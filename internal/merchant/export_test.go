@@ -1,7 +1,7 @@
 package merchant
 
-import "time"
+import "payd/internal/clock"
 
 // SetPrincipalCacheClock makes s's principal cache measure its entries'
-// lifetimes on now.
-func SetPrincipalCacheClock(s *Service, now func() time.Time) { s.principals.now = now }
+// lifetimes on machine.
+func SetPrincipalCacheClock(s *Service, machine clock.Clock) { s.principals.machine = machine }

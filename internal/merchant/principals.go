@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/store"
 )
 
@@ -34,10 +35,11 @@ const maxPrincipals = 10_000
 type principals struct {
 	mu      sync.Mutex
 	entries map[string]cachedPrincipal
-	// now is the time the entries' lifetimes are measured on: the
-	// process's monotonic clock (a test replaces it), never a merchant's or
-	// an injected clock, since the rule above is about real time.
-	now func() time.Time
+	// machine is the clock the entries' lifetimes are measured on: the
+	// machine's own (clock.Real, with its monotonic reading; a test replaces
+	// it), never the service's injected clock, which tests hold still, nor
+	// a merchant's: the rule above is about real time, across processes.
+	machine clock.Clock
 }
 
 // cachedPrincipal is one app's principal and the hash of its secret.
@@ -48,7 +50,7 @@ type cachedPrincipal struct {
 }
 
 func newPrincipals() *principals {
-	return &principals{entries: map[string]cachedPrincipal{}, now: time.Now}
+	return &principals{entries: map[string]cachedPrincipal{}, machine: clock.Real{}}
 }
 
 // get returns appID's cached principal while it is good.
@@ -56,7 +58,7 @@ func (c *principals) get(appID string) (cachedPrincipal, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[appID]
 	c.mu.Unlock()
-	if !ok || !c.now().Before(e.until) {
+	if !ok || !c.machine.Now().Before(e.until) {
 		return cachedPrincipal{}, false
 	}
 	return e, true

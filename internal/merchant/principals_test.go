@@ -3,10 +3,10 @@ package merchant_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/merchant"
 	"payd/internal/server/servertest"
 	"payd/internal/store"
@@ -25,9 +25,8 @@ func TestPrincipalCacheHoldsForItsLifetime(t *testing.T) {
 		}
 		app := c.Accounts[0]
 		svc := merchant.NewService(e.DB, e.Clock)
-		var mu sync.Mutex
-		now := time.Now()
-		merchant.SetPrincipalCacheClock(svc, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		machine := clock.NewManual(servertest.Start)
+		merchant.SetPrincipalCacheClock(svc, machine)
 		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
 			t.Fatal(err)
 		}
@@ -44,9 +43,7 @@ func TestPrincipalCacheHoldsForItsLifetime(t *testing.T) {
 		if _, err := svc.Authenticate(ctx, app.AppID, "wrong"+app.SecretKey); err != merchant.ErrUnauthenticated {
 			t.Errorf("wrong secret against a cached app: error = %v, want ErrUnauthenticated", err)
 		}
-		mu.Lock()
-		now = now.Add(merchant.PrincipalCacheTTL)
-		mu.Unlock()
+		machine.Advance(merchant.PrincipalCacheTTL)
 		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != merchant.ErrUnauthenticated {
 			t.Errorf("once the entry expired: Authenticate() error = %v, want ErrUnauthenticated", err)
 		}
