@@ -35,6 +35,8 @@ type Tx struct {
 	shared bool
 	// answered marks an error fn reached whatever its statements did (Answer).
 	answered bool
+	// ended marks a transaction whose connection went back to the pool (end).
+	ended bool
 }
 
 // Statements reports how many statements this transaction has run so far.
@@ -163,6 +165,10 @@ func runTx[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, e
 	if err := tx.commit(ctx); err != nil {
 		return zero, err
 	}
+	// The connection goes back to the pool before the after-commit work,
+	// which may wait (merchant.Service.principalChanged) or start a
+	// transaction of its own, as in a group commit (submit).
+	tx.end()
 	for _, f := range tx.afterCommit {
 		f()
 	}
@@ -243,9 +249,10 @@ func (tx *Tx) rollback() {
 // end hands a PostgreSQL transaction's connection back to the pool once
 // the transaction is over (the driver discards a connection still in one).
 func (tx *Tx) end() {
-	if tx.sess != nil {
+	if tx.sess != nil && !tx.ended {
 		tx.sess.conn.Close()
 	}
+	tx.ended = true
 }
 
 func retryable(err error) bool {
