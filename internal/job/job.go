@@ -278,20 +278,24 @@ func (q *Queue) releaseStale(ctx context.Context) {
 	ticker := time.NewTicker(staleSweepEvery)
 	defer ticker.Stop()
 	for {
-		var n int64
+		var merchants []string
 		err := q.db.Exec(ctx, func(tx *store.Tx) error {
-			res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'available' WHERE state = '`+held+`' AND created_at <= $1`,
-				q.clock.Now().Add(-maxLaneHold).UnixMilli())
-			if err == nil {
-				n, err = res.RowsAffected()
-			}
-			return err
+			merchants = nil
+			return tx.Query(ctx, `UPDATE jobs SET state = 'available' WHERE state = '`+held+`' AND created_at <= $1 RETURNING merchant_id`,
+				[]any{q.clock.Now().Add(-maxLaneHold).UnixMilli()}, func(row store.Row) error {
+					var m string
+					err := row.Scan(&m)
+					merchants = append(merchants, m)
+					return err
+				})
 		})
+		n := len(merchants)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			q.log.Error("job queue: release stale held jobs", "err", err)
 		case n > 0:
 			q.log.Info("job queue: released jobs held for a lane run that did not come", "jobs", n)
+			q.hint(merchants...) // on Citus, workers run hinted merchants' jobs first
 			q.Wake()
 		}
 		select {
