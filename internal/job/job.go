@@ -141,8 +141,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	if opt.MaxAttempts <= 0 {
 		opt.MaxAttempts = defaultMaxAttempts
 	}
-	const insert = `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, 'available', $6, $7) ON CONFLICT (merchant_id, unique_key) DO NOTHING`
+	const insert = insertJob + `'available', $6, $7)` + onKeyTaken
 	args := []any{kind, opt.ClockOf, string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
 	if opt.Lane == "" || tx.DB().Dialect() != store.Postgres {
 		if err := tx.Send(ctx, insert, args...); err != nil {
@@ -182,12 +181,19 @@ const (
 	laneKeyLen    = 20
 )
 
-// The inserts of a job held for its lane run, under the key it was given
-// (a second enqueue with it does nothing) or one drawn for it.
+// insertJob is a job's insert up to its state; onKeyTaken makes a second
+// enqueue with the same unique key do nothing.
 const (
-	insertHeldDrawn = `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, '` + held + `', $6, $7)`
-	insertHeldUnique = insertHeldDrawn + ` ON CONFLICT (merchant_id, unique_key) DO NOTHING`
+	insertJob = `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, unique_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, `
+	onKeyTaken = ` ON CONFLICT (merchant_id, unique_key) DO NOTHING`
+)
+
+// The inserts of a job held for its lane run, under a key drawn for it or
+// the one it was given.
+const (
+	insertHeldDrawn  = insertJob + `'` + held + `', $6, $7)`
+	insertHeldUnique = insertHeldDrawn + onKeyTaken
 )
 
 // maxLaneHold bounds how long a job stays held for its lane run: a process
