@@ -67,9 +67,26 @@ type recorder struct {
 	status int
 	keep   bool
 	body   bytes.Buffer
+	// before, if set, runs once before the handler's answer starts; when it
+	// answers itself (true), the handler's answer is dropped.
+	before   func() bool
+	replaced bool
+}
+
+// start runs before once, when the handler's answer starts.
+func (rec *recorder) start() {
+	if rec.before != nil {
+		before := rec.before
+		rec.before = nil
+		rec.replaced = before()
+	}
 }
 
 func (rec *recorder) WriteHeader(status int) {
+	rec.start()
+	if rec.replaced {
+		return
+	}
 	if rec.status == 0 {
 		rec.status = status
 	}
@@ -77,6 +94,10 @@ func (rec *recorder) WriteHeader(status int) {
 }
 
 func (rec *recorder) Write(b []byte) (int, error) {
+	rec.start()
+	if rec.replaced {
+		return len(b), nil
+	}
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
@@ -286,17 +307,25 @@ func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc 
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		req := idempotency.Request{MerchantID: principal(r).MerchantID, Key: key,
 			Hash: idempotency.Fingerprint(r.Method, r.URL.Path, body)}
-		claim, stored, err := a.keeper.Begin(r.Context(), req)
+		claim, err := a.keeper.Begin(req)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		if stored != nil {
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeBody(w, stored.Status, stored.Body)
-			return
-		}
 		rec := &recorder{ResponseWriter: w, keep: true}
+		// An answer that no transaction under the claim made (a refusal
+		// before the effect, say) gives way to the one stored for the key.
+		rec.before = func() bool {
+			stored, err := claim.Stored(r.Context())
+			switch {
+			case err != nil:
+				a.fail(w, r, err)
+			case stored != nil:
+				w.Header().Set("Idempotent-Replayed", "true")
+				writeBody(w, stored.Status, stored.Body)
+			}
+			return err != nil || stored != nil
+		}
 		ctx := context.WithValue(r.Context(), keyClaim, claim)
 		defer func() {
 			status := rec.status

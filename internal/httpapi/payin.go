@@ -130,7 +130,8 @@ func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {
 
 // confirmOTP does not store its answer with the effect (no expect): a wrong
 // code commits its attempt count yet answers 400, so the answer to store is
-// the one written, which the idempotency middleware keeps.
+// the one written. Its transaction claims the key with the answer pending,
+// and the idempotency middleware stores the answer written (Claim.Finish).
 func (a *API) confirmOTP(w http.ResponseWriter, r *http.Request) {
 	var req payin.OTPRequest
 	if err := decode(r, &req); err != nil {

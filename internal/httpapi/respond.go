@@ -41,14 +41,12 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 
 // inTx opens the one transaction that carries a write request's effect and
 // runs fn in it, under the request's idempotency claim if it has one
-// (idempotency.Within), so the effect and the stored answer are one atomic
+// (idempotency.Do), so the effect and the stored answer are one atomic
 // fact (CONTRACT §3).
 func inTx[T any](a *API, r *http.Request, fn func(tx *store.Tx) (T, error)) (T, error) {
 	ctx := r.Context()
 	claim := claimOf(r)
-	return store.Do(ctx, a.DB, func(tx *store.Tx) (T, error) {
-		return idempotency.Within(ctx, tx, claim, func() (T, error) { return fn(tx) })
-	})
+	return idempotency.Do(ctx, a.DB, claim, fn)
 }
 
 // serviceCall is the shape of most write endpoints' service methods: they

@@ -57,6 +57,9 @@ func (a *API) advanceClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
+	// The answer stored with the advance is the new time: a replay after
+	// an answer that the due work's wait turned into a 503 gets it too.
+	expect(r, http.StatusOK, func(now any) any { return clockView{Now: clock.Time{T: now.(time.Time)}} })
 	now, err := inTx(a, r, func(tx *store.Tx) (time.Time, error) {
 		now, err := a.Merchants.AdvanceClock(r.Context(), tx, p.MerchantID, func(now time.Time) (time.Time, error) {
 			if req.AdvanceSeconds != nil {

@@ -75,26 +75,26 @@ func NewKeeper(db *store.DB, clk clock.Clock) *Keeper {
 	return &Keeper{db: db, clock: clk, inFlight: map[string]bool{}}
 }
 
-// Begin starts a keyed request. It returns the stored response when the
-// request is a replay, an error when the key was used for another request or
-// is in flight, and otherwise a Claim to attach to the request's context (and
-// to Release when the request ends).
-func (k *Keeper) Begin(ctx context.Context, r Request) (*Claim, *Stored, error) {
-	if stored, err := lookup(ctx, k.db.Read(), r); stored != nil || err != nil {
-		return nil, stored, err
-	}
+// Begin starts a keyed request. It returns an error when the key is in
+// flight in this process, and otherwise a Claim to attach to the request's
+// context (and to Finish when the request ends). It reads nothing: the key
+// is claimed and checked in the transaction of the request's effect (Do),
+// or, for an answer no transaction made, just before it is written
+// (Claim.Stored).
+func (k *Keeper) Begin(r Request) (*Claim, error) {
 	id := r.MerchantID + "\x00" + r.Key
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.inFlight[id] {
-		return nil, nil, errInFlight
+		return nil, errInFlight
 	}
 	k.inFlight[id] = true
-	return &Claim{keeper: k, req: r, id: id}, nil, nil
+	return &Claim{keeper: k, req: r, id: id}, nil
 }
 
 // lookup returns the stored response for r, errReused when the key belongs
-// to another request, or nothing when the key is free.
+// to another request, errInFlight when its effect committed and its answer
+// is still being written, or nothing when the key is free.
 func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 	var hash string
 	var s Stored
@@ -113,15 +113,23 @@ func lookup(ctx context.Context, q store.Querier, r Request) (*Stored, error) {
 // fingerprint is hash: the stored response s, or errReused when that was
 // another request.
 func (r Request) replay(hash string, s Stored) (*Stored, error) {
-	if hash != r.Hash {
+	switch {
+	case hash != r.Hash:
 		return nil, errReused
+	case s.Status == answerPending:
+		return nil, errInFlight
 	}
 	return &s, nil
 }
 
+// answerPending is the status a key is claimed with when its effect's
+// transaction cannot render the answer (Claim.Render unset): Finish stores
+// the answer written once it commits.
+const answerPending = 0
+
 // Claim is a keyed request in progress: the code that opens the
-// transaction carrying the request's effect (httpapi's inTx) runs the effect
-// under the Claim (Within), which stores the response in that transaction.
+// transaction carrying the request's effect (httpapi's inTx) runs it through
+// Do, which claims the key and stores the response in that transaction.
 type Claim struct {
 	keeper *Keeper
 	req    Request
@@ -130,11 +138,12 @@ type Claim struct {
 	// result; the HTTP layer sets them before calling the service.
 	Status int
 	Render func(result any) ([]byte, error)
-	// Replayed is set when, inside the transaction, the key turned out to be
-	// taken already (another process finished the same request first).
+	// Replayed is set when the key turned out to be taken already (an
+	// earlier request, or another process's, finished first).
 	Replayed *Stored
-	// check is what acquire found, until verdict reads it.
-	check *check
+	// settled is set once what the key holds is known to this request: a
+	// transaction ran under the claim, or Stored looked.
+	settled bool
 	// used is set once a transaction has completed under this claim: one
 	// claim, one effect, so later transactions of the request are not keyed.
 	used   bool
@@ -150,126 +159,138 @@ type Claim struct {
 // already made by an earlier request with the same key.
 var ErrReplay = errors.New("idempotent replay")
 
-// Within runs effect, the keyed request's effect, in tx under the claim c
-// (with c nil, just effect): the key is claimed in tx, and the response
-// rendered from effect's result is stored in tx, so the effect and the stored
-// answer are one atomic fact (CONTRACT §3). When the key turns out to be
-// taken already, the effect's work is rolled back with tx: Within returns
-// ErrReplay (the earlier response is in c.Replayed), the in-flight 409, or
-// the reused-key refusal, whatever effect returned.
-func Within[T any](ctx context.Context, tx *store.Tx, c *Claim, effect func() (T, error)) (T, error) {
-	var zero T
+// keyInUse is the SQLSTATE idempotency_lock raises for a key another
+// transaction holds (migration 0026).
+const keyInUse = "PD409"
+
+// Do runs effect in one write transaction (store.Do) under the claim c (with
+// c nil, or used already, just effect): the key is claimed in that
+// transaction, and the response rendered from effect's result is stored in
+// it, so the effect and the stored answer are one atomic fact (CONTRACT §3).
+// When the key turns out to be taken already, the effect's work is rolled
+// back with the transaction: Do returns ErrReplay (the earlier response is
+// in c.Replayed), the in-flight 409, or the reused-key refusal, whatever
+// effect returned.
+//
+// On SQLite, which runs one writer at a time, the key is checked before the
+// effect runs. On PostgreSQL nothing is read for the key before the COMMIT,
+// so a keyed write costs no round trip more than its effect: the key's
+// advisory lock is taken by a statement that fails the transaction when
+// another process's transaction holds the key (the 409), and the stored
+// response is a plain insert, which fails the COMMIT when the key was taken
+// meanwhile. Only a transaction that failed looks the key up, after its
+// rollback: a taken key is the answer, not the effect's own failure.
+func Do[T any](ctx context.Context, db *store.DB, c *Claim, effect func(tx *store.Tx) (T, error)) (T, error) {
 	if c == nil || c.used {
-		return effect()
+		return store.Do(ctx, db, effect)
 	}
-	if err := c.acquire(ctx, tx); err != nil {
-		return zero, err
-	}
-	if c.check.read { // SQLite: the check ran at once, before the effect
-		if verdict := c.verdict(ctx, tx); verdict != nil {
-			return zero, verdict
+	v, err := store.Do(ctx, db, func(tx *store.Tx) (T, error) {
+		var zero T
+		if err := c.acquire(ctx, tx); err != nil {
+			return zero, err
 		}
-	}
-	v, err := effect()
-	if c.check != nil { // PostgreSQL: the check went with the effect's first read
-		if verdict := c.verdict(ctx, tx); verdict != nil {
-			return zero, tx.Answer(verdict)
+		v, err := effect(tx)
+		if err != nil {
+			return zero, err
 		}
-	}
-	if err != nil {
-		return zero, err
-	}
-	if err := c.complete(ctx, tx, v); err != nil {
+		return v, c.complete(ctx, tx, v)
+	})
+	if err = c.settle(ctx, db, err); err != nil {
+		var zero T
 		return zero, err
 	}
 	return v, nil
 }
 
-// check is what the claim found of its key inside the transaction.
-type check struct {
-	read   bool // the check's row was read: what follows is known
-	locked bool // the key's advisory lock was free (always, on SQLite)
-	hash   sql.NullString
-	status sql.NullInt32
-	body   []byte
-}
-
-// checkSQL reads the key's stored response, one row whether or not there is
-// one (its columns NULL when the key is free), so its reader knows it ran.
-const checkSQL = `SELECT true, k.request_hash, k.status_code, k.body FROM (SELECT 1) one
-	LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.key = $2`
-
-// acquire claims the key at the start of the effect's transaction. On
-// PostgreSQL, a transaction-scoped advisory lock on the key turns a
-// concurrent duplicate from another process into a 409 instead of a second
-// effect; then the key is checked again inside the transaction, after the
-// lock is taken, on a snapshot of its own, so the check sees a duplicate
-// that committed before the lock was free. Neither costs a round trip of its
-// own: both are queued (store.Tx.SendRow) to go to the server with the
-// effect's first read, and verdict reads what they found. On SQLite, which
-// runs one writer at a time, the check runs at once and no lock is needed.
+// acquire claims the key at the start of the effect's transaction: on
+// PostgreSQL its advisory lock, queued to go with the effect's first
+// statement; on SQLite a look at the key, at once.
 func (c *Claim) acquire(ctx context.Context, tx *store.Tx) error {
-	found := &check{locked: true}
-	c.check = found
 	if tx.DB().Dialect() == store.Postgres {
-		if err := tx.SendRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, []any{lockID(c.id)}, &found.locked); err != nil {
+		if err := tx.Send(ctx, `SELECT idempotency_lock($1)`, lockID(c.id)); err != nil {
 			return fmt.Errorf("idempotency lock: %w", err)
 		}
+		return nil
 	}
-	err := tx.SendRow(ctx, checkSQL, []any{c.req.MerchantID, c.req.Key}, &found.read, &found.hash, &found.status, &found.body)
+	stored, err := lookup(ctx, tx, c.req)
 	if err != nil {
-		return fmt.Errorf("idempotency check: %w", err)
+		return err
+	}
+	if stored != nil {
+		c.Replayed = stored
+		return ErrReplay
 	}
 	return nil
 }
 
-// verdict reads what acquire found (sending it now if the effect read
-// nothing) and says whether the key was taken: ErrReplay, the in-flight
-// 409, the reused-key refusal, or the error that kept it from knowing. It
-// runs after the effect, whatever the effect returned: a key taken already
-// is the answer, not the effect's own success or refusal, nor a failure of
-// the effect's statements that the duplicate caused.
-func (c *Claim) verdict(ctx context.Context, tx *store.Tx) error {
-	found := c.check
-	c.check = nil
-	err := tx.ReadSent(ctx)
+// settle turns the outcome err of the effect's transaction into the
+// request's answer: a failure on PostgreSQL is the key's answer when the key
+// turns out to be held (409) or taken (a replay, or the reused-key refusal).
+func (c *Claim) settle(ctx context.Context, db *store.DB, err error) error {
+	c.settled = true
 	switch {
-	case !found.read:
-		if err == nil {
-			err = errors.New("its row was not read")
-		}
-		return fmt.Errorf("idempotency check: %w", err)
-	case !found.locked:
+	case err == nil, errors.Is(err, ErrReplay), errors.Is(err, errReused):
+		return err
+	case errors.Is(err, errInFlight):
+		c.inFlight = true
+		return err
+	case store.HasSQLState(err, keyInUse):
 		c.inFlight = true
 		return errInFlight
-	case !found.hash.Valid:
-		return nil // the key is free: the effect's outcome stands
+	case db.Dialect() != store.Postgres:
+		return err // SQLite looked at the key before the effect
 	}
-	stored, err := c.req.replay(found.hash.String, Stored{Status: int(found.status.Int32), Body: found.body})
-	if err != nil {
-		return err
+	stored, lerr := lookup(ctx, db.Read(), c.req)
+	switch {
+	case stored != nil:
+		c.Replayed = stored
+		return ErrReplay
+	case errors.Is(lerr, errReused), errors.Is(lerr, errInFlight):
+		c.inFlight = errors.Is(lerr, errInFlight)
+		return lerr
 	}
-	c.Replayed = stored
-	return ErrReplay
+	return err
+}
+
+// Stored returns the response stored under the key, for an answer that no
+// transaction under the claim made (a refusal before the effect, say): the
+// stored one is the answer to a replay. It returns the reused-key refusal
+// for another request's key, and nothing when a transaction under the claim
+// has settled the key already.
+func (c *Claim) Stored(ctx context.Context) (*Stored, error) {
+	if c.settled {
+		return nil, nil
+	}
+	c.settled = true
+	stored, err := lookup(ctx, c.keeper.db.Read(), c.req)
+	c.inFlight = errors.Is(err, errInFlight)
+	return stored, err
 }
 
 // complete stores the response rendered from the transaction's result. The
 // claim counts as used only once the transaction commits, so a transaction
-// that is rolled back (or retried) leaves it free.
+// that is rolled back (or retried) leaves it free. Without Render the key
+// is claimed with the answer pending, which Finish stores.
 func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
-	if c.Render == nil {
-		// The response is stored by Finish once the handler has written it.
-		tx.AfterCommit(func() { c.used = true })
-		return nil
+	status, body := answerPending, []byte{}
+	if c.Render != nil {
+		var err error
+		if body, err = c.Render(result); err != nil {
+			return fmt.Errorf("render idempotent response: %w", err)
+		}
+		status = c.Status
 	}
-	body, err := c.Render(result)
+	err := tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, c.req.MerchantID, c.req.Key, c.req.Hash, status, body, c.keeper.clock.Now().UnixMilli())
 	if err != nil {
-		return fmt.Errorf("render idempotent response: %w", err)
+		return fmt.Errorf("store idempotent response: %w", err)
 	}
-	if err := insert(ctx, tx, c.req, c.Status, body, c.keeper.clock.Now()); err != nil {
-		return err
-	}
-	tx.AfterCommit(func() { c.used, c.stored, c.body = true, true, body })
+	tx.AfterCommit(func() {
+		c.used, c.stored = true, c.Render != nil
+		if c.stored {
+			c.body = body
+		}
+	})
 	return nil
 }
 
@@ -282,17 +303,23 @@ func (c *Claim) Body() []byte {
 	return c.body
 }
 
-// Finish stores a response that no transaction stored (an error answer, or a
-// handler without database effect) and releases the key. Responses of 500 and
-// above, and the 409 of a key held by another process, are not stored, so
-// the client may retry them.
+// Finish stores a response that no transaction stored (an error answer, a
+// handler without database effect, or the answer a transaction left
+// pending) and releases the key. Responses of 500 and above, and the 409 of
+// a key held by another process, are not stored, so the client may retry
+// them; a pending answer then stays pending (409) rather than let the
+// effect run twice.
 func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
 	defer c.release()
 	if c.stored || c.inFlight || status >= 500 {
 		return nil
 	}
 	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {
-		return insert(ctx, tx, c.req, status, body, c.keeper.clock.Now())
+		return tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (merchant_id, key) DO UPDATE SET status_code = excluded.status_code, body = excluded.body
+			WHERE idempotency_keys.status_code = 0 AND idempotency_keys.request_hash = excluded.request_hash`,
+			c.req.MerchantID, c.req.Key, c.req.Hash, status, body, c.keeper.clock.Now().UnixMilli())
 	})
 }
 
@@ -300,16 +327,6 @@ func (c *Claim) release() {
 	c.keeper.mu.Lock()
 	delete(c.keeper.inFlight, c.id)
 	c.keeper.mu.Unlock()
-}
-
-func insert(ctx context.Context, tx *store.Tx, r Request, status int, body []byte, now time.Time) error {
-	err := tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, key) DO NOTHING`,
-		r.MerchantID, r.Key, r.Hash, status, body, now.UnixMilli())
-	if err != nil {
-		return fmt.Errorf("store idempotent response: %w", err)
-	}
-	return nil
 }
 
 func lockID(id string) int64 {

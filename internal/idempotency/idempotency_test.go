@@ -17,16 +17,13 @@ import (
 // the effect's transaction, the effect, the response stored last; the
 // response is what was stored or replayed.
 func effect(ctx context.Context, db *store.DB, k *Keeper, r Request, body string) (*Stored, error) {
-	claim, stored, err := k.Begin(ctx, r)
-	if stored != nil || err != nil {
-		return stored, err
+	claim, err := k.Begin(r)
+	if err != nil {
+		return nil, err
 	}
 	claim.Status = 201
 	claim.Render = func(any) ([]byte, error) { return []byte(body), nil }
-	err = db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := Within(ctx, tx, claim, func() (any, error) { return nil, insertEffect(ctx, tx, body) })
-		return err
-	})
+	_, err = Do(ctx, db, claim, func(tx *store.Tx) (any, error) { return nil, insertEffect(ctx, tx, body) })
 	if errors.Is(err, ErrReplay) {
 		claim.release()
 		return claim.Replayed, nil
@@ -103,18 +100,18 @@ func TestRolledBackLeavesKeyFree(t *testing.T) {
 		open(t, db)
 		k := NewKeeper(db, clock.Real{})
 		r := Request{MerchantID: merchantID(t), Key: "k1", Hash: "h"}
-		claim, _, err := k.Begin(ctx, r)
+		claim, err := k.Begin(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		claim.Status = 201
 		claim.Render = func(any) ([]byte, error) { return []byte("lost"), nil }
 		boom := errors.New("boom")
-		err = db.Exec(ctx, func(tx *store.Tx) error {
-			if _, err := Within(ctx, tx, claim, func() (any, error) { return nil, nil }); err != nil {
-				return err
+		_, err = Do(ctx, db, claim, func(tx *store.Tx) (any, error) {
+			if err := insertEffect(ctx, tx, "lost"); err != nil {
+				return nil, err
 			}
-			return boom
+			return nil, boom
 		})
 		if !errors.Is(err, boom) {
 			t.Fatalf("transaction error = %v, want boom", err)
@@ -180,14 +177,14 @@ func TestFinishStoresRefusalsNotServerErrors(t *testing.T) {
 			stored bool
 		}{{"refused", 422, true}, {"crashed", 500, false}} {
 			r := Request{MerchantID: merchantID(t), Key: tt.key, Hash: "h"}
-			claim, _, err := k.Begin(ctx, r)
+			claim, err := k.Begin(r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := claim.Finish(ctx, tt.status, []byte("answer")); err != nil {
 				t.Fatal(err)
 			}
-			_, stored, err := k.Begin(ctx, r)
+			stored, err := lookup(ctx, db.Read(), r)
 			if got := stored != nil; got != tt.stored || err != nil {
 				t.Errorf("%d answer: stored = %v (%v), want %v", tt.status, got, err, tt.stored)
 			}
@@ -202,7 +199,7 @@ func TestPurgeKeepsRetention(t *testing.T) {
 		clk := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		k := NewKeeper(db, clk)
 		for _, key := range []string{"old", "new"} {
-			claim, _, err := k.Begin(ctx, Request{MerchantID: merchantID(t), Key: key, Hash: "h"})
+			claim, err := k.Begin(Request{MerchantID: merchantID(t), Key: key, Hash: "h"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +222,7 @@ func TestPurgeKeepsRetention(t *testing.T) {
 		if n := purge(start.Add(Retention + time.Hour)); n != 1 {
 			t.Errorf("purge an hour later: %d deleted, want the old one", n)
 		}
-		if _, stored, _ := k.Begin(ctx, Request{MerchantID: merchantID(t), Key: "new", Hash: "h"}); stored == nil {
+		if stored, _ := lookup(ctx, db.Read(), Request{MerchantID: merchantID(t), Key: "new", Hash: "h"}); stored == nil {
 			t.Error("the response within retention was purged")
 		}
 	})
@@ -244,41 +241,35 @@ func TestHeldKeyIsInFlight(t *testing.T) {
 		ctx := context.Background()
 		open(t, db)
 		r := Request{MerchantID: merchantID(t), Key: "held", Hash: "h"}
-		first, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
+		first, err := NewKeeper(db, clock.Real{}).Begin(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		held, release := make(chan struct{}), make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- db.Exec(ctx, func(tx *store.Tx) error {
-				before := tx.RoundTrips()
-				_, err := Within(ctx, tx, first, func() (any, error) {
-					var one int
-					err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
-					close(held)
-					<-release
-					return nil, err
-				})
-				if trips := tx.RoundTrips() - before; trips != 1 {
+			_, err := Do(ctx, db, first, func(tx *store.Tx) (any, error) {
+				var one int
+				err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+				if trips := tx.RoundTrips(); trips != 1 {
 					t.Errorf("an effect of one read took %d round trips under the claim, want 1", trips)
 				}
-				return err
+				close(held)
+				<-release
+				return nil, err
 			})
+			done <- err
 		}()
 		select {
 		case <-held:
 		case err := <-done:
 			t.Fatalf("first transaction ended before holding the key: %v", err)
 		}
-		second, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r) // another process's keeper
+		second, err := NewKeeper(db, clock.Real{}).Begin(r) // another process's keeper
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Exec(ctx, func(tx *store.Tx) error {
-			_, err := Within(ctx, tx, second, func() (any, error) { return nil, insertEffect(ctx, tx, "second") })
-			return err
-		})
+		_, err = Do(ctx, db, second, func(tx *store.Tx) (any, error) { return nil, insertEffect(ctx, tx, "second") })
 		close(release)
 		if !errors.Is(err, errInFlight) {
 			t.Errorf("second request = %v, want in flight", err)
@@ -293,7 +284,7 @@ func TestHeldKeyIsInFlight(t *testing.T) {
 }
 
 // TestTakenKeyOutranksTheEffect: a key that another process's request took
-// between this request's lookup and its transaction is replayed, whatever
+// after this request began is replayed, whatever
 // this request's own effect made of it (a refusal, or a statement of its
 // that failed, as one can when the duplicate took what it inserts), and
 // that effect is rolled back.
@@ -316,21 +307,18 @@ func TestTakenKeyOutranksTheEffect(t *testing.T) {
 				ctx := context.Background()
 				open(t, db)
 				r := Request{MerchantID: merchantID(t), Key: "k1", Hash: "h"}
-				late, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, r)
+				late, err := NewKeeper(db, clock.Real{}).Begin(r)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if _, err := effect(ctx, db, NewKeeper(db, clock.Real{}), r, "first"); err != nil {
 					t.Fatal(err)
 				}
-				err = db.Exec(ctx, func(tx *store.Tx) error {
-					_, err := Within(ctx, tx, late, func() (any, error) {
-						if err := insertEffect(ctx, tx, "late"); err != nil {
-							return nil, err
-						}
-						return nil, outcome(ctx, tx)
-					})
-					return err
+				_, err = Do(ctx, db, late, func(tx *store.Tx) (any, error) {
+					if err := insertEffect(ctx, tx, "late"); err != nil {
+						return nil, err
+					}
+					return nil, outcome(ctx, tx)
 				})
 				if !errors.Is(err, ErrReplay) || late.Replayed == nil || string(late.Replayed.Body) != "first" {
 					t.Errorf("late request = %v, replayed %+v; want a replay of the first response", err, late.Replayed)
@@ -341,6 +329,73 @@ func TestTakenKeyOutranksTheEffect(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPendingAnswerIsStoredByFinish: a transaction whose answer is written
+// only after it (Render unset: the answer depends on more than its result)
+// claims the key all the same, so a replay before the answer is stored is
+// told to wait (409) and never makes the effect again; Finish then stores
+// the answer written, which later replays get.
+func TestPendingAnswerIsStoredByFinish(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		open(t, db)
+		k := NewKeeper(db, clock.Real{})
+		r := Request{MerchantID: merchantID(t), Key: "pending", Hash: "h"}
+		first, err := k.Begin(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Do(ctx, db, first, func(tx *store.Tx) (any, error) { return nil, insertEffect(ctx, tx, "first") }); err != nil {
+			t.Fatal(err)
+		}
+		other := NewKeeper(db, clock.Real{}) // another process's keeper, before Finish
+		if _, err := effect(ctx, db, other, r, "again"); !errors.Is(err, errInFlight) {
+			t.Errorf("replay before the answer is stored = %v, want in flight", err)
+		}
+		if err := first.Finish(ctx, 200, []byte("written")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := effect(ctx, db, other, r, "later"); err != nil || string(got.Body) != "written" {
+			t.Errorf("replay after Finish = %+v, %v; want the answer written", got, err)
+		}
+		if n := effects(t, db); n != 1 {
+			t.Errorf("%d effects, want 1", n)
+		}
+	})
+}
+
+// TestKeyCostsNoRoundTrip: on PostgreSQL a keyed write that reads nothing
+// sends nothing before its COMMIT: the key's lock and its stored answer go
+// with it.
+func TestKeyCostsNoRoundTrip(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite has no round trips to the server")
+		}
+		ctx := context.Background()
+		open(t, db)
+		claim, err := NewKeeper(db, clock.Real{}).Begin(Request{MerchantID: merchantID(t), Key: "k", Hash: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim.Status = 201
+		claim.Render = func(any) ([]byte, error) { return []byte("done"), nil }
+		trips := -1
+		_, err = Do(ctx, db, claim, func(tx *store.Tx) (any, error) {
+			err := tx.Send(ctx, `INSERT INTO effects (note) VALUES ('sent')`)
+			tx.AfterCommit(func() { trips = tx.RoundTrips() })
+			return nil, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trips != 1 {
+			t.Errorf("a keyed write of one insert took %d round trips, want 1 (its COMMIT)", trips)
+		}
+	})
 }
 
 // merchantID names the test's merchant after the test: a key's advisory lock
@@ -376,22 +431,19 @@ func TestLostConnectionIsUnavailable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			claim, _, err := NewKeeper(db, clock.Real{}).Begin(ctx, Request{MerchantID: merchantID(t), Key: "lost", Hash: "h"})
+			claim, err := NewKeeper(db, clock.Real{}).Begin(Request{MerchantID: merchantID(t), Key: "lost", Hash: "h"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer claim.release()
-			err = db.Exec(ctx, func(tx *store.Tx) error {
-				_, err := Within(ctx, tx, claim, func() (any, error) {
-					// The connection dies before the effect's first statement,
-					// which carries the transaction's BEGIN and the key's check.
-					var gone bool
-					if err := killer.Read().QueryRowContext(ctx, `SELECT pg_terminate_backend($1::int, 10000::bigint)`, pid).Scan(&gone); err != nil || !gone {
-						return nil, fmt.Errorf("terminate the write connection: %v, %v", gone, err)
-					}
-					return nil, insertEffect(ctx, tx, "lost")
-				})
-				return err
+			_, err = Do(ctx, db, claim, func(tx *store.Tx) (any, error) {
+				// The connection dies before the effect's first statement,
+				// which carries the transaction's BEGIN and the key's lock.
+				var gone bool
+				if err := killer.Read().QueryRowContext(ctx, `SELECT pg_terminate_backend($1::int, 10000::bigint)`, pid).Scan(&gone); err != nil || !gone {
+					return nil, fmt.Errorf("terminate the write connection: %v, %v", gone, err)
+				}
+				return nil, insertEffect(ctx, tx, "lost")
 			})
 			if !store.IsUnavailable(err) {
 				t.Errorf("a keyed write whose connection died = %v, want an error saying the database is unavailable", err)

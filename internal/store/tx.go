@@ -272,6 +272,13 @@ func IsUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
+// HasSQLState reports whether err is PostgreSQL's error of SQLSTATE code,
+// such as one a payd function raises.
+func HasSQLState(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
 // IsUnavailable reports whether err says the database cannot be reached
 // or cannot take writes right now (a lost connection, a server shutting
 // down or restarting, a standby during a failover) rather than that the

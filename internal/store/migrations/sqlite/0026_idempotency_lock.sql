@@ -1,0 +1,2 @@
+-- PostgreSQL's 0026 creates idempotency_lock, a keyed request's advisory
+-- lock. SQLite runs one writer at a time and needs no lock: nothing here.
