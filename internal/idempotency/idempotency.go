@@ -314,6 +314,9 @@ func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
 	if c.stored || c.inFlight || status >= 500 {
 		return nil
 	}
+	if body == nil {
+		body = []byte{} // an answer without a body (the column is NOT NULL)
+	}
 	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {
 		return tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6)

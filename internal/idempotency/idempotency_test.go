@@ -192,6 +192,27 @@ func TestFinishStoresRefusalsNotServerErrors(t *testing.T) {
 	})
 }
 
+// TestFinishStoresAnAnswerWithoutBody: an answer with no body (a 204, say)
+// is stored like any other, with an empty body.
+func TestFinishStoresAnAnswerWithoutBody(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		r := Request{MerchantID: merchantID(t), Key: "empty", Hash: "h"}
+		claim, err := NewKeeper(db, clock.Real{}).Begin(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := claim.Finish(ctx, 204, nil); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := lookup(ctx, db.Read(), r)
+		if err != nil || stored == nil || stored.Status != 204 || len(stored.Body) != 0 {
+			t.Errorf("stored = %+v, %v; want the 204 with an empty body", stored, err)
+		}
+	})
+}
+
 func TestPurgeKeepsRetention(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
