@@ -172,14 +172,15 @@ const keyInUse = "PD409"
 // in c.Replayed), the in-flight 409, or the reused-key refusal, whatever
 // effect returned.
 //
-// On SQLite, which runs one writer at a time, the key is checked before the
-// effect runs. On PostgreSQL nothing is read for the key before the COMMIT,
-// so a keyed write costs no round trip more than its effect: the key's
-// advisory lock is taken by a statement that fails the transaction when
-// another process's transaction holds the key (the 409), and the stored
-// response is a plain insert, which fails the COMMIT when the key was taken
-// meanwhile. Only a transaction that failed looks the key up, after its
-// rollback: a taken key is the answer, not the effect's own failure.
+// Nothing is read for the key before the COMMIT, so on PostgreSQL a keyed
+// write costs no round trip more than its effect, and on SQLite no read in
+// the one writer: the stored response is a plain insert, which fails the
+// transaction when the key is taken already (or, on PostgreSQL, was taken
+// meanwhile: it fails the COMMIT); on PostgreSQL the key's advisory lock is
+// taken by a statement that fails the transaction when another process's
+// transaction holds the key (the 409). Only a transaction that failed looks
+// the key up, after its rollback: a taken key is the answer, not the
+// effect's own failure.
 func Do[T any](ctx context.Context, db *store.DB, c *Claim, effect func(tx *store.Tx) (T, error)) (T, error) {
 	if c == nil || c.used {
 		return store.Do(ctx, db, effect)
@@ -202,43 +203,30 @@ func Do[T any](ctx context.Context, db *store.DB, c *Claim, effect func(tx *stor
 	return v, nil
 }
 
-// acquire claims the key at the start of the effect's transaction: on
-// PostgreSQL its advisory lock, queued to go with the effect's first
-// statement; on SQLite a look at the key, at once.
+// acquire takes the key's advisory lock at the start of the effect's
+// transaction on PostgreSQL, queued to go with the effect's first
+// statement. SQLite runs one writer at a time and needs none.
 func (c *Claim) acquire(ctx context.Context, tx *store.Tx) error {
-	if tx.DB().Dialect() == store.Postgres {
-		if err := tx.Send(ctx, `SELECT idempotency_lock($1)`, lockID(c.id)); err != nil {
-			return fmt.Errorf("idempotency lock: %w", err)
-		}
+	if tx.DB().Dialect() != store.Postgres {
 		return nil
 	}
-	stored, err := lookup(ctx, tx, c.req)
-	if err != nil {
-		return err
-	}
-	if stored != nil {
-		c.Replayed = stored
-		return ErrReplay
+	if err := tx.Send(ctx, `SELECT idempotency_lock($1)`, lockID(c.id)); err != nil {
+		return fmt.Errorf("idempotency lock: %w", err)
 	}
 	return nil
 }
 
 // settle turns the outcome err of the effect's transaction into the
-// request's answer: a failure on PostgreSQL is the key's answer when the key
-// turns out to be held (409) or taken (a replay, or the reused-key refusal).
+// request's answer: a failure is the key's answer when the key turns out to
+// be held (409) or taken (a replay, or the reused-key refusal).
 func (c *Claim) settle(ctx context.Context, db *store.DB, err error) error {
 	c.settled = true
 	switch {
-	case err == nil, errors.Is(err, ErrReplay), errors.Is(err, errReused):
-		return err
-	case errors.Is(err, errInFlight):
-		c.inFlight = true
-		return err
+	case err == nil:
+		return nil
 	case store.HasSQLState(err, keyInUse):
 		c.inFlight = true
 		return errInFlight
-	case db.Dialect() != store.Postgres:
-		return err // SQLite looked at the key before the effect
 	}
 	stored, lerr := lookup(ctx, db.Read(), c.req)
 	switch {
