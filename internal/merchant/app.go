@@ -178,7 +178,7 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hashSecret(secretKey))) != 1 {
 		return Principal{}, ErrUnauthenticated
 	}
-	s.principals.put(appID, p, stored, readAt)
+	s.principals.put(appID, cachedPrincipal{principal: p, secretHash: stored}, readAt)
 	return p, nil
 }
 
@@ -227,20 +227,31 @@ func (s *Service) IssueToken(ctx context.Context, p Principal) (string, error) {
 }
 
 // AuthenticateToken checks an access token: it must exist, its app must not be
-// revoked, and it must not have expired on the merchant's clock.
+// revoked, and it must not have expired on the merchant's clock. What it
+// read is kept as Authenticate keeps an app's (principals.go); the token's
+// expiry is checked against the merchant's clock on every use.
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principal, error) {
 	if token == "" || len(token) > 128 {
 		return Principal{}, ErrUnauthenticated
 	}
 	hash := hashSecret(token)
+	now := s.clock.Now()
+	if e, ok := s.principals.get(tokenKey(hash)); ok {
+		if !e.tokenExpires.After(now.Add(e.principal.ClockOffset)) {
+			return Principal{}, ErrUnauthenticated
+		}
+		return e.principal, nil
+	}
+	readAt := s.principals.machine.Now()
 	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyAccessToken, hash)
 	var p Principal
+	var expiresMs int64
 	if err == nil {
-		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`
+		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, t.expires_at
 			FROM access_tokens t JOIN apps a ON a.merchant_id = t.merchant_id AND a.app_id = t.app_id
 			JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 			WHERE t.merchant_id = $1 AND t.token_hash = $2 AND a.revoked_at IS NULL AND t.expires_at > $3 + m.clock_offset_ms`,
-			merchantID, hash, s.clock.Now().UnixMilli()))
+			merchantID, hash, now.UnixMilli()), &expiresMs)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthenticated
@@ -248,6 +259,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principa
 	if err != nil {
 		return Principal{}, fmt.Errorf("authenticate token: %w", err)
 	}
+	s.principals.put(tokenKey(hash), cachedPrincipal{principal: p, tokenExpires: time.UnixMilli(expiresMs)}, readAt)
 	return p, nil
 }
 

@@ -31,7 +31,8 @@ const PrincipalCacheTTL = 100 * time.Millisecond
 // maxPrincipals bounds the cache; it is emptied when it reaches this.
 const maxPrincipals = 10_000
 
-// principals caches Authenticate's reads by app-id.
+// principals caches Authenticate's reads by app-id, and AuthenticateToken's
+// by token (tokenKey).
 type principals struct {
 	mu      sync.Mutex
 	entries map[string]cachedPrincipal
@@ -42,12 +43,19 @@ type principals struct {
 	machine clock.Clock
 }
 
-// cachedPrincipal is one app's principal and the hash of its secret.
+// cachedPrincipal is one app's principal and the hash of its secret, or an
+// access token's principal and the token's expiry.
 type cachedPrincipal struct {
 	principal  Principal
 	secretHash string
-	until      time.Time
+	// tokenExpires is the access token's expiry on the merchant's clock.
+	tokenExpires time.Time
+	until        time.Time
 }
+
+// tokenKey is the cache key of the access token whose hash is hash, apart
+// from every app-id.
+func tokenKey(hash string) string { return "token\x00" + hash }
 
 func newPrincipals() *principals {
 	return &principals{entries: map[string]cachedPrincipal{}, machine: clock.Real{}}
@@ -64,14 +72,16 @@ func (c *principals) get(appID string) (cachedPrincipal, bool) {
 	return e, true
 }
 
-// put keeps what a read sent at readAt found.
-func (c *principals) put(appID string, p Principal, secretHash string, readAt time.Time) {
+// put keeps e, what a read sent at readAt found, under key (an app-id, or
+// tokenKey).
+func (c *principals) put(key string, e cachedPrincipal, readAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxPrincipals {
 		clear(c.entries)
 	}
-	c.entries[appID] = cachedPrincipal{principal: p, secretHash: secretHash, until: readAt.Add(PrincipalCacheTTL)}
+	e.until = readAt.Add(PrincipalCacheTTL)
+	c.entries[key] = e
 }
 
 // principalChanged makes tx's caller wait, once tx commits, until every

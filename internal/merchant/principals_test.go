@@ -132,3 +132,89 @@ func TestPrincipalChangesReachOtherProcesses(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenCacheHoldsForItsLifetime checks the same of AuthenticateToken,
+// and that a cached token still expires on the merchant's clock at once.
+func TestTokenCacheHoldsForItsLifetime(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := c.Accounts[0]
+		svc := merchant.NewService(e.DB, e.Clock)
+		machine := clock.NewManual(servertest.Start)
+		merchant.SetPrincipalCacheClock(svc, machine)
+		p, err := svc.Authenticate(ctx, app.AppID, app.SecretKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleted, err := svc.IssueToken(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := svc.AuthenticateToken(ctx, deleted); err != nil || got.MerchantID != c.MerchantID {
+			t.Fatalf("AuthenticateToken() = %+v, %v; want the merchant's principal", got, err)
+		}
+		// Deleted behind the service's back, as no payd command does.
+		if err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM access_tokens WHERE merchant_id = $1`, c.MerchantID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.AuthenticateToken(ctx, deleted); err != nil {
+			t.Errorf("within the entry's lifetime: AuthenticateToken() error = %v, want the cached principal", err)
+		}
+		expiring, err := svc.IssueToken(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.AuthenticateToken(ctx, expiring); err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(merchant.TokenLifetime)
+		if _, err := svc.AuthenticateToken(ctx, expiring); err != merchant.ErrUnauthenticated {
+			t.Errorf("a cached token past its expiry: error = %v, want ErrUnauthenticated", err)
+		}
+		machine.Advance(merchant.PrincipalCacheTTL)
+		if _, err := svc.AuthenticateToken(ctx, deleted); err != merchant.ErrUnauthenticated {
+			t.Errorf("once the entry expired: AuthenticateToken() error = %v, want ErrUnauthenticated", err)
+		}
+	})
+}
+
+// TestRevokedAppsTokensFailInOtherProcesses: an app revoked by another payd
+// on the same database takes its tokens with it for the next request here,
+// though this process had just accepted one of them.
+func TestRevokedAppsTokensFailInOtherProcesses(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := c.Accounts[0]
+		here, other := merchant.NewService(e.DB, e.Clock), merchant.NewService(e.DB, e.Clock)
+		p, err := here.Authenticate(ctx, app.AppID, app.SecretKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		token, err := here.IssueToken(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := here.AuthenticateToken(ctx, token); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.RevokeApp(ctx, c.MerchantID, app.AppID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := here.AuthenticateToken(ctx, token); err != merchant.ErrUnauthenticated {
+			t.Errorf("the revoked app's token: error = %v, want ErrUnauthenticated", err)
+		}
+	})
+}
