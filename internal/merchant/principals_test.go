@@ -12,6 +12,16 @@ import (
 	"payd/internal/store"
 )
 
+// shop creates a merchant with one AUD payments account and its app.
+func shop(t *testing.T, e *servertest.Env) merchant.Created {
+	t.Helper()
+	c, err := e.Merchants.Create(context.Background(), merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestPrincipalCacheHoldsForItsLifetime checks that Authenticate answers
 // from what it read while the entry is good, even when the database has
 // changed behind it, and reads again once it has expired.
@@ -19,10 +29,7 @@ func TestPrincipalCacheHoldsForItsLifetime(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
-		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := shop(t, e)
 		app := c.Accounts[0]
 		svc := merchant.NewService(e.DB, e.Clock)
 		machine := clock.NewManual(servertest.Start)
@@ -112,10 +119,7 @@ func TestPrincipalChangesReachOtherProcesses(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				ctx := context.Background()
-				c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				c := shop(t, e)
 				app := c.Accounts[0]
 				here, other := merchant.NewService(e.DB, e.Clock), merchant.NewService(e.DB, e.Clock)
 				if _, err := here.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
@@ -139,10 +143,7 @@ func TestTokenCacheHoldsForItsLifetime(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
-		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := shop(t, e)
 		app := c.Accounts[0]
 		svc := merchant.NewService(e.DB, e.Clock)
 		machine := clock.NewManual(servertest.Start)
@@ -193,10 +194,7 @@ func TestRevokedAppsTokensFailInOtherProcesses(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
-		c, err := e.Merchants.Create(ctx, merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := shop(t, e)
 		app := c.Accounts[0]
 		here, other := merchant.NewService(e.DB, e.Clock), merchant.NewService(e.DB, e.Clock)
 		p, err := here.Authenticate(ctx, app.AppID, app.SecretKey)
