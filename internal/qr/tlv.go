@@ -107,7 +107,8 @@ func writeField(b *strings.Builder, f Field, parent string) error {
 		return &InputError{Field: path, Reason: fmt.Sprintf("value has %d characters, want 1 to %d", n, maxValueChars)}
 	}
 	b.WriteString(f.ID)
-	fmt.Fprintf(b, "%02d", n)
+	b.WriteByte(byte('0' + n/10)) // n is 1 to 99: two digits
+	b.WriteByte(byte('0' + n%10))
 	b.WriteString(value)
 	return nil
 }
