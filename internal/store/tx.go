@@ -33,8 +33,6 @@ type Tx struct {
 	statements, roundTrips int
 	// shared marks one caller's part of a group commit (share).
 	shared bool
-	// answered marks an error fn reached whatever its statements did (Answer).
-	answered bool
 	// ended marks a transaction whose connection went back to the pool (end).
 	ended bool
 }
@@ -49,18 +47,9 @@ func (tx *Tx) RoundTrips() int { return tx.roundTrips }
 // outcome is how fn's work ended: a queued statement's failure (Send)
 // explains whatever error fn made of it.
 func (tx *Tx) outcome(err error) error {
-	if tx.failed != nil && !tx.answered {
+	if tx.failed != nil {
 		return tx.failed
 	}
-	return err
-}
-
-// Answer returns err, for fn to end with: an answer reached whatever fn's
-// statements did (an idempotent replay, found once they ran). The
-// transaction rolls back as for any error, and a failure of one of its
-// queued statements, which would otherwise be reported in err's place, is not.
-func (tx *Tx) Answer(err error) error {
-	tx.answered = true
 	return err
 }
 
