@@ -315,16 +315,23 @@ func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc 
 		rec := &recorder{ResponseWriter: w, keep: true}
 		// An answer that no transaction under the claim made (a refusal
 		// before the effect, say) gives way to the one stored for the key.
+		// Its status is recorded as the answer's, so that Finish never
+		// stores the handler's in the key (a lookup that failed is a 5xx,
+		// which is not stored).
 		rec.before = func() bool {
 			stored, err := claim.Stored(r.Context())
-			switch {
-			case err != nil:
-				a.fail(w, r, err)
-			case stored != nil:
-				w.Header().Set("Idempotent-Replayed", "true")
-				writeBody(w, stored.Status, stored.Body)
+			if err == nil && stored == nil {
+				return false
 			}
-			return err != nil || stored != nil
+			written := &recorder{ResponseWriter: w}
+			if err != nil {
+				a.fail(written, r, err)
+			} else {
+				w.Header().Set("Idempotent-Replayed", "true")
+				writeBody(written, stored.Status, stored.Body)
+			}
+			rec.status = written.status
+			return true
 		}
 		ctx := context.WithValue(r.Context(), keyClaim, claim)
 		defer func() {
