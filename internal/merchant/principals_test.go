@@ -22,6 +22,15 @@ func shop(t *testing.T, e *servertest.Env) merchant.Created {
 	return c
 }
 
+// onMachineClock returns a merchant service whose principal cache measures
+// its entries' lifetimes on machine, a clock the test moves.
+func onMachineClock(e *servertest.Env) (svc *merchant.Service, machine *clock.Manual) {
+	svc = merchant.NewService(e.DB, e.Clock)
+	machine = clock.NewManual(servertest.Start)
+	merchant.SetPrincipalCacheClock(svc, machine)
+	return svc, machine
+}
+
 // TestPrincipalCacheHoldsForItsLifetime checks that Authenticate answers
 // from what it read while the entry is good, even when the database has
 // changed behind it, and reads again once it has expired.
@@ -31,9 +40,7 @@ func TestPrincipalCacheHoldsForItsLifetime(t *testing.T) {
 		ctx := context.Background()
 		c := shop(t, e)
 		app := c.Accounts[0]
-		svc := merchant.NewService(e.DB, e.Clock)
-		machine := clock.NewManual(servertest.Start)
-		merchant.SetPrincipalCacheClock(svc, machine)
+		svc, machine := onMachineClock(e)
 		if _, err := svc.Authenticate(ctx, app.AppID, app.SecretKey); err != nil {
 			t.Fatal(err)
 		}
@@ -145,9 +152,7 @@ func TestTokenCacheHoldsForItsLifetime(t *testing.T) {
 		ctx := context.Background()
 		c := shop(t, e)
 		app := c.Accounts[0]
-		svc := merchant.NewService(e.DB, e.Clock)
-		machine := clock.NewManual(servertest.Start)
-		merchant.SetPrincipalCacheClock(svc, machine)
+		svc, machine := onMachineClock(e)
 		p, err := svc.Authenticate(ctx, app.AppID, app.SecretKey)
 		if err != nil {
 			t.Fatal(err)
