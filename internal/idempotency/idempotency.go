@@ -196,7 +196,7 @@ func Do[T any](ctx context.Context, db *store.DB, c *Claim, effect func(tx *stor
 		}
 		return v, c.complete(ctx, tx, v)
 	})
-	if err = c.settle(ctx, db, err); err != nil {
+	if err = c.settle(ctx, err); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -219,7 +219,7 @@ func (c *Claim) acquire(ctx context.Context, tx *store.Tx) error {
 // settle turns the outcome err of the effect's transaction into the
 // request's answer: a failure is the key's answer when the key turns out to
 // be held (409) or taken (a replay, or the reused-key refusal).
-func (c *Claim) settle(ctx context.Context, db *store.DB, err error) error {
+func (c *Claim) settle(ctx context.Context, err error) error {
 	c.settled = true
 	switch {
 	case err == nil:
@@ -228,13 +228,12 @@ func (c *Claim) settle(ctx context.Context, db *store.DB, err error) error {
 		c.inFlight = true
 		return errInFlight
 	}
-	stored, lerr := lookup(ctx, db.Read(), c.req)
+	stored, lerr := c.look(ctx)
 	switch {
 	case stored != nil:
 		c.Replayed = stored
 		return ErrReplay
 	case errors.Is(lerr, errReused), errors.Is(lerr, errInFlight):
-		c.inFlight = errors.Is(lerr, errInFlight)
 		return lerr
 	}
 	return err
@@ -249,6 +248,13 @@ func (c *Claim) Stored(ctx context.Context) (*Stored, error) {
 	if c.settled {
 		return nil, nil
 	}
+	return c.look(ctx)
+}
+
+// look reads what the key holds now (lookup), and settles the claim: a key
+// whose answer is pending makes this request's answer the in-flight 409,
+// which is never stored.
+func (c *Claim) look(ctx context.Context) (*Stored, error) {
 	c.settled = true
 	stored, err := lookup(ctx, c.keeper.db.Read(), c.req)
 	c.inFlight = errors.Is(err, errInFlight)
@@ -268,9 +274,7 @@ func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
 		}
 		status = c.Status
 	}
-	err := tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, c.req.MerchantID, c.req.Key, c.req.Hash, status, body, c.keeper.clock.Now().UnixMilli())
-	if err != nil {
+	if err := tx.Send(ctx, insertKey, c.args(status, body)...); err != nil {
 		return fmt.Errorf("store idempotent response: %w", err)
 	}
 	tx.AfterCommit(func() {
@@ -306,12 +310,24 @@ func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
 		body = []byte{} // an answer without a body (the column is NOT NULL)
 	}
 	return c.keeper.db.Exec(ctx, func(tx *store.Tx) error {
-		return tx.Send(ctx, `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (merchant_id, key) DO UPDATE SET status_code = excluded.status_code, body = excluded.body
-			WHERE idempotency_keys.status_code = 0 AND idempotency_keys.request_hash = excluded.request_hash`,
-			c.req.MerchantID, c.req.Key, c.req.Hash, status, body, c.keeper.clock.Now().UnixMilli())
+		return tx.Send(ctx, insertKey+fillPending, c.args(status, body)...)
 	})
+}
+
+// insertKey stores an answer under a key; complete's fails when the key is
+// taken. fillPending makes Finish's store the answer a transaction left
+// pending (status 0, answerPending) under the same request, and leave any
+// other key as it is.
+const (
+	insertKey = `INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`
+	fillPending = ` ON CONFLICT (merchant_id, key) DO UPDATE SET status_code = excluded.status_code, body = excluded.body
+		WHERE idempotency_keys.status_code = 0 AND idempotency_keys.request_hash = excluded.request_hash`
+)
+
+// args are insertKey's arguments for the answer status, body, dated now.
+func (c *Claim) args(status int, body []byte) []any {
+	return []any{c.req.MerchantID, c.req.Key, c.req.Hash, status, body, c.keeper.clock.Now().UnixMilli()}
 }
 
 func (c *Claim) release() {

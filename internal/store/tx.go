@@ -245,8 +245,7 @@ func (tx *Tx) end() {
 }
 
 func retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.Is(err, ErrDrawnTwice) || errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+	return errors.Is(err, ErrDrawnTwice) || HasSQLState(err, "40001") || HasSQLState(err, "40P01")
 }
 
 // IsNoRows reports whether err says a query found no row.
