@@ -177,7 +177,7 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 
 	// Payouts on one account: creation, then completion by the sandbox network.
 	if s.runs(db, "payouts") {
-		payouts, err := measurePayouts(ctx, s, p, pid)
+		payouts, err := measurePayouts(ctx, s, p, pid, db)
 		if err != nil {
 			return dbReport{}, err
 		}
@@ -418,7 +418,7 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int, profil
 // available to outgoing and queues its submission), then moves the test clock
 // past the sandbox network's answer and measures how fast every payout
 // completes (submission, outcome, ledger and webhooks).
-func measurePayouts(ctx context.Context, s settings, p *paydProcess, pid int) ([]result, error) {
+func measurePayouts(ctx context.Context, s settings, p *paydProcess, pid int, db string) ([]result, error) {
 	c := &client{base: p.base, app: p.apps["AUD"], http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients * 2}}}
 	status, body, err := c.do(ctx, "POST", "/v1/simulate_deposit", map[string]any{"account_number": c.app.account, "amount": "100000000"}, nil)
 	if err := expectStatus(status, 201, body, err); err != nil {
@@ -427,6 +427,7 @@ func measurePayouts(ctx context.Context, s settings, p *paydProcess, pid int) ([
 	if status, body, err := c.do(ctx, "POST", "/v2/sandbox/clock", map[string]any{"advance_seconds": 0}, nil); expectStatus(status, 200, body, err) != nil {
 		return nil, fmt.Errorf("clear the deposit: %d %s %v", status, body, err)
 	}
+	stopProfile := p.profile(s, db, "payout create")
 	create := drive(ctx, "payout create", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 		status, body, err := c.do(ctx, "POST", "/v2/payouts", map[string]any{"currency": "AUD", "payout_method_name": "au_bank_aud",
 			"description": "bench payout", "payout_transaction_details": []any{map[string]any{"first_name": "Jane", "last_name": "Doe",
@@ -434,6 +435,7 @@ func measurePayouts(ctx context.Context, s settings, p *paydProcess, pid int) ([
 			map[string]string{"Idempotency-Key": randomHex(12)})
 		return false, expectStatus(status, 201, body, err)
 	})
+	stopProfile()
 	create.Description = "POST /v2/payouts (au_bank_aud, one transaction, Idempotency-Key)"
 	started := time.Now()
 	if status, body, err := c.do(ctx, "POST", "/v2/sandbox/clock", map[string]any{"advance_seconds": 0}, nil); expectStatus(status, 200, body, err) != nil {

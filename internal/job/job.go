@@ -670,6 +670,10 @@ func (q *Queue) claim(ctx context.Context, tx *store.Tx, now, bound int64, sc sc
 	if err != nil {
 		return nil, fmt.Errorf("claim jobs: %w", err)
 	}
+	// The jobs' own statements keep their generic plans.
+	if err := tx.PlanAsUsual(ctx); err != nil {
+		return nil, err
+	}
 	return jobs, nil
 }
 
