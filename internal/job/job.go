@@ -618,29 +618,26 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 	return claimed, nil
 }
 
-// runClaimed runs one claimed job inside a savepoint of tx: if its handler
-// fails, its writes are undone but the claim is kept, so the failure is
-// recorded in the same transaction and no other worker can run the job
-// before its backoff. err is set only when tx itself cannot go on.
+// runClaimed runs one claimed job inside a savepoint of tx, which deletes
+// it when its handler succeeds: if the handler fails, its writes are undone
+// but the claim is kept, so the failure is recorded in the same transaction
+// and no other worker can run the job before its backoff. The savepoint and
+// the delete travel with the handler's statements (store.Tx.Savepoint).
+// err is set only when tx itself cannot go on.
 func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome string, runErr, err error) {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT job_run`); err != nil {
-		return "", nil, err
-	}
-	if runErr = q.run(ctx, tx, j); runErr == nil {
-		if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT job_run`); err != nil {
-			return "", nil, err
+	runErr, err = tx.Savepoint(ctx, "job_run", func(tx *store.Tx) error {
+		if err := q.run(ctx, tx, j); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM jobs WHERE merchant_id = $1 AND id = $2`, j.ClockOf, j.ID)
-		return "done", nil, err
-	}
-	if ctx.Err() != nil {
+		return tx.Send(ctx, `DELETE FROM jobs WHERE merchant_id = $1 AND id = $2`, j.ClockOf, j.ID)
+	})
+	switch {
+	case err != nil:
+		return "", runErr, err
+	case runErr == nil:
+		return "done", nil, nil
+	case ctx.Err() != nil:
 		return "", runErr, ctx.Err() // shutting down: the rollback hands the jobs back
-	}
-	if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT job_run`); err != nil {
-		return "", runErr, err
-	}
-	if _, err := tx.ExecContext(ctx, `RELEASE SAVEPOINT job_run`); err != nil {
-		return "", runErr, err
 	}
 	outcome, err = q.recordFailure(ctx, tx, j, runErr)
 	return outcome, runErr, err

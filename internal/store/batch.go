@@ -189,46 +189,19 @@ func (db *DB) commitBatch(batch []*batchItem) {
 		commitOne(ctx, root, batch[0])
 		return
 	}
-	sess := root.sess
 	var committed []*batchItem
 	for i, it := range batch {
 		if it.err = it.ctx.Err(); it.err != nil {
 			continue
 		}
-		sp := "gc" + strconv.Itoa(i)
 		it.tx = root.share()
-		mark, sent := sess.mark()
-		if err := it.tx.control(ctx, "SAVEPOINT "+sp); err != nil {
-			abortBatch(root, batch, fmt.Errorf("savepoint: %w", err))
+		var err error
+		if it.err, err = root.inSavepoint(ctx, "gc"+strconv.Itoa(i), it.tx, func() error { return runItem(it) }); err != nil {
+			abortBatch(root, batch, err)
 			return
-		}
-		if it.err = runItem(it); it.err == nil {
-			it.err = it.tx.flushReads(ctx)
 		}
 		if it.err == nil {
-			if it.err = it.tx.control(ctx, "RELEASE SAVEPOINT "+sp); it.err == nil {
-				it.err = it.tx.flush(ctx)
-			}
-		}
-		if it.err = it.tx.outcome(it.err); it.err == nil {
 			committed = append(committed, it)
-			continue
-		}
-		if sess != nil && sess.sent() == sent {
-			// Nothing of the item reached the server, its savepoint neither.
-			sess.queue = sess.queue[:mark]
-			continue
-		}
-		// The item's savepoint is on the server: roll back to it, at once
-		// (an aborted transaction takes nothing else, not even a statement
-		// to prepare), dropping what the item queued after its failure.
-		if err := root.controlNow(ctx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
-			abortBatch(root, batch, fmt.Errorf("rollback to savepoint: %w", err))
-			return
-		}
-		if err := root.controlNow(ctx, "RELEASE SAVEPOINT "+sp); err != nil {
-			abortBatch(root, batch, fmt.Errorf("release savepoint: %w", err))
-			return
 		}
 	}
 	if err := root.commit(ctx); err != nil {

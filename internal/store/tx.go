@@ -200,6 +200,61 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // of a group commit), with its own hooks and counts.
 func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sqlTx: tx.sqlTx, sess: tx.sess, shared: true} }
 
+// Savepoint runs fn inside a savepoint of tx, on a Tx of fn's own that
+// shares tx's connection: if fn fails, or a statement it queued does
+// (Send), what fn did is undone, its AfterCommit hooks dropped and its
+// error returned as fnErr, and tx goes on. On PostgreSQL the SAVEPOINT goes
+// to the server with fn's first statement and the RELEASE with what fn
+// left queued, so fn costs one round trip more than its own reads at most;
+// everything fn sent has run when Savepoint returns. err is set only when
+// tx itself cannot go on (the savepoint could not be rolled back to).
+func (tx *Tx) Savepoint(ctx context.Context, name string, fn func(tx *Tx) error) (fnErr, err error) {
+	sub := tx.share()
+	fnErr, err = tx.inSavepoint(ctx, name, sub, func() error { return fn(sub) })
+	tx.statements += sub.statements
+	tx.roundTrips += sub.roundTrips
+	if fnErr == nil && err == nil {
+		tx.afterCommit = append(tx.afterCommit, sub.afterCommit...)
+	}
+	return fnErr, err
+}
+
+// inSavepoint is Savepoint for sub, a share of tx, running run: a group
+// commit runs each caller's work so (commitBatch).
+func (tx *Tx) inSavepoint(ctx context.Context, name string, sub *Tx, run func() error) (runErr, err error) {
+	sess := tx.sess
+	mark, sent := sess.mark()
+	if err := sub.control(ctx, "SAVEPOINT "+name); err != nil {
+		return nil, fmt.Errorf("savepoint: %w", err)
+	}
+	if runErr = run(); runErr == nil {
+		runErr = sub.flushReads(ctx)
+	}
+	if runErr == nil {
+		if runErr = sub.control(ctx, "RELEASE SAVEPOINT "+name); runErr == nil {
+			runErr = sub.flush(ctx)
+		}
+	}
+	if runErr = sub.outcome(runErr); runErr == nil {
+		return nil, nil
+	}
+	if sess != nil && sess.sent() == sent {
+		// Nothing of sub's reached the server, its savepoint neither.
+		sess.queue = sess.queue[:mark]
+		return runErr, nil
+	}
+	// The savepoint is on the server: roll back to it, at once (an aborted
+	// transaction takes nothing else, not even a statement to prepare),
+	// dropping what sub queued after its failure.
+	if err := tx.controlNow(ctx, "ROLLBACK TO SAVEPOINT "+name); err != nil {
+		return runErr, fmt.Errorf("rollback to savepoint: %w", err)
+	}
+	if err := tx.controlNow(ctx, "RELEASE SAVEPOINT "+name); err != nil {
+		return runErr, fmt.Errorf("release savepoint: %w", err)
+	}
+	return runErr, nil
+}
+
 // commit commits the transaction, on PostgreSQL with the statements still queued.
 func (tx *Tx) commit(ctx context.Context) error {
 	if tx.sess == nil {

@@ -660,3 +660,80 @@ func TestClosedConnectionFailsTheTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestSavepoint: work run in a savepoint that fails, by its own error or by
+// a statement it sent (Send), is undone alone, its hooks dropped, and the
+// transaction goes on and commits; work that succeeds keeps its writes and
+// hooks. On PostgreSQL the SAVEPOINT and RELEASE travel with the work's own
+// statements: work that only sends costs one round trip.
+func TestSavepoint(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		var hooks []string
+		var sentErr, ownErr, okErr error
+		var okTrips int
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('sp-taken', 1)`); err != nil {
+				return err
+			}
+			var err error
+			if sentErr, err = tx.Savepoint(ctx, "sp_a", func(tx *store.Tx) error {
+				tx.AfterCommit(func() { hooks = append(hooks, "sent") })
+				if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('sp-undone', 1)`); err != nil {
+					return err
+				}
+				return tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('sp-taken', 2)`)
+			}); err != nil {
+				return err
+			}
+			if ownErr, err = tx.Savepoint(ctx, "sp_b", func(tx *store.Tx) error {
+				tx.AfterCommit(func() { hooks = append(hooks, "own") })
+				if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('sp-undone-too', 1)`); err != nil {
+					return err
+				}
+				return errors.New("the work's own failure")
+			}); err != nil {
+				return err
+			}
+			before := tx.RoundTrips()
+			if okErr, err = tx.Savepoint(ctx, "sp_c", func(tx *store.Tx) error {
+				tx.AfterCommit(func() { hooks = append(hooks, "ok") })
+				for _, k := range []string{"sp-kept", "sp-kept-too"} {
+					if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ($1, 1)`, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			okTrips = tx.RoundTrips() - before
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Exec = %v, want the transaction committed", err)
+		}
+		if !store.IsUniqueViolation(sentErr) {
+			t.Errorf("work whose sent insert failed: %v, want its unique violation", sentErr)
+		}
+		if ownErr == nil || ownErr.Error() != "the work's own failure" {
+			t.Errorf("work that failed: %v, want its own error", ownErr)
+		}
+		if okErr != nil {
+			t.Errorf("work that succeeded: %v", okErr)
+		}
+		for k, want := range map[string]int{"sp-taken": 1, "sp-undone": 0, "sp-undone-too": 0, "sp-kept": 1, "sp-kept-too": 1} {
+			if got := committedRows(t, db, k); got != want {
+				t.Errorf("%d committed rows %q, want %d", got, k, want)
+			}
+		}
+		if !slices.Equal(hooks, []string{"ok"}) {
+			t.Errorf("hooks run after the commit: %v, want only the successful work's", hooks)
+		}
+		if db.Dialect() == store.Postgres && okTrips != 1 {
+			t.Errorf("the work that only sent took %d round trips, want 1 (the SAVEPOINT, its inserts and the RELEASE)", okTrips)
+		}
+	})
+}
