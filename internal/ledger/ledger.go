@@ -336,16 +336,9 @@ func LockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID
 // (merchantID follows args as the statement's last parameter). It reports
 // whether accountQuery found the row.
 func LockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQuery string, args ...any) (bool, error) {
-	lock := ""
-	if tx.DB().Dialect() == store.Postgres {
-		lock = " FOR UPDATE OF b"
-	}
-	args = append(args[:len(args):len(args)], merchantID)
+	query, args := lockAccountOf(tx, merchantID, accountQuery, args)
 	found := false
-	err := tx.Query(ctx, `SELECT b.id FROM ledger_buckets b
-		JOIN (`+accountQuery+`) a ON b.account_id = a.account_id AND b.currency = a.currency
-		WHERE b.merchant_id = $`+strconv.Itoa(len(args))+` AND b.slot = 0
-		ORDER BY b.name`+lock, args, func(store.Row) error {
+	err := tx.Query(ctx, query, args, func(store.Row) error {
 		found = true
 		return nil
 	})
@@ -353,4 +346,25 @@ func LockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQuery s
 		return false, fmt.Errorf("lock account: %w", err)
 	}
 	return found, nil
+}
+
+// SendLockAccountOf is LockAccountOf sent (store.Tx.Send), for a caller
+// that learns from a later read whether the row was there: the lock goes
+// to the server with that read, in its round trip.
+func SendLockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQuery string, args ...any) error {
+	query, args := lockAccountOf(tx, merchantID, accountQuery, args)
+	return tx.Send(ctx, query, args...)
+}
+
+// lockAccountOf is LockAccountOf's statement and its arguments.
+func lockAccountOf(tx *store.Tx, merchantID, accountQuery string, args []any) (string, []any) {
+	lock := ""
+	if tx.DB().Dialect() == store.Postgres {
+		lock = " FOR UPDATE OF b"
+	}
+	args = append(args[:len(args):len(args)], merchantID)
+	return `SELECT b.id FROM ledger_buckets b
+		JOIN (` + accountQuery + `) a ON b.account_id = a.account_id AND b.currency = a.currency
+		WHERE b.merchant_id = $` + strconv.Itoa(len(args)) + ` AND b.slot = 0
+		ORDER BY b.name` + lock, args
 }

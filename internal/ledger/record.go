@@ -107,16 +107,11 @@ func Finish(ctx context.Context, tx *store.Tx, merchantID, id string, to Status,
 	if to != Done && to != Failed {
 		return fmt.Errorf("finish balance record %s: %q is not a final status", id, to)
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE balance_records SET status = $1, updated_at = $2
-		WHERE id = $3 AND merchant_id = $4 AND status = $5`, string(to), at.UnixMilli(), id, merchantID, string(Waiting))
-	ok, err := store.OneRow(res, err)
-	if err != nil {
-		return fmt.Errorf("finish balance record %s: %w", id, err)
-	}
-	if !ok {
-		return fault.State("balance record %s is not waiting", id)
-	}
-	return nil
+	// Sent (store.Tx.SendOne): a record that is not waiting fails the
+	// transaction, with the next statement that goes to the server.
+	return tx.SendOne(ctx, `UPDATE balance_records SET status = $1, updated_at = $2
+		WHERE id = $3 AND merchant_id = $4 AND status = $5 RETURNING id`, []any{string(to), at.UnixMilli(), id, merchantID, string(Waiting)},
+		fault.State("balance record %s is not waiting", id))
 }
 
 const recordColumns = `id, merchant_id, account_id, currency, request_type, transaction_type, status,

@@ -45,7 +45,7 @@ const (
 // decision is 409 INVALID_STATE. Approved, the payout is processed (or
 // scheduled); rejected, its funds return, in the same transaction.
 func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout, error) {
-	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID, false)
+	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID)
 	if err != nil {
 		return Payout{}, err
 	}
@@ -79,7 +79,7 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 	if !won {
 		return Payout{}, s.lostDecision(ctx, tx, d)
 	}
-	r, err = s.get(ctx, tx, d.MerchantID, d.PayoutUUID, true)
+	r, err = s.lock(ctx, tx, d.MerchantID, d.PayoutUUID)
 	if err != nil {
 		return Payout{}, err
 	}
@@ -96,7 +96,7 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 
 // lostDecision says why a decision found nothing to decide.
 func (s *Service) lostDecision(ctx context.Context, tx *store.Tx, d Decision) error {
-	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID, false)
+	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package payout
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -25,7 +26,7 @@ func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job) (row, 
 	if err := json.Unmarshal(j.Payload, &ref); err != nil {
 		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
 	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, true)
+	r, err := s.lock(ctx, tx, ref.MerchantID, ref.UUID)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
@@ -67,10 +68,10 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 			return fmt.Errorf("payout transaction %s params: %w", t.uuid, err)
 		}
 		if err := s.rail.Submit(ctx, tx, rail.Transfer{Key: t.uuid, MerchantID: r.merchantID, Method: r.method,
-			Currency: r.currency, AmountMinor: t.amount, Params: params}); err != nil {
+			Currency: r.currency, AmountMinor: t.amount, Params: params, At: now}); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2 AND merchant_id = $3`,
+		if err := tx.Send(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2 AND merchant_id = $3`,
 			now.UnixMilli(), t.uuid, r.merchantID); err != nil {
 			return fmt.Errorf("submit payout transaction %s: %w", t.uuid, err)
 		}
@@ -85,30 +86,54 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 // transaction's alone (its row, its entry, its event), however large the
 // batch: the payout row is locked, not read with all its transactions.
 func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
-	var payoutUUID, currency string
-	var accountID int64
-	if err := tx.QueryRowContext(ctx, `SELECT p.uuid, p.account_id, p.currency FROM payout_transactions t
-		JOIN payouts p ON p.id = t.payout_id AND p.merchant_id = t.merchant_id
-		WHERE t.uuid = $1 AND t.merchant_id = $2`, o.Key, o.MerchantID).Scan(&payoutUUID, &accountID, &currency); err != nil {
+	// One round trip reads what the outcome needs, locking in order: the
+	// account before the payout (outcomes run in batches, and every batch
+	// must queue on the shared buckets first: see ledger.LockAccount), then
+	// the transaction, how many others of its payout are pending, and the
+	// merchant's clock.
+	const ofTransaction = `SELECT payout_id FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`
+	if err := ledger.SendLockAccountOf(ctx, tx, o.MerchantID, `SELECT p.account_id, p.currency FROM payouts p
+		WHERE p.id = (`+ofTransaction+`) AND p.merchant_id = $2`, o.Key, o.MerchantID); err != nil {
+		return err
+	}
+	var r row
+	var t txRow
+	found := false
+	var othersPending int
+	var offset int64
+	if err := tx.SendQuery(ctx, `SELECT `+rowColumns+` FROM payouts WHERE id = (`+ofTransaction+`) AND merchant_id = $2`+s.db.ForUpdate(),
+		[]any{o.Key, o.MerchantID}, func(row store.Row) (err error) {
+			r, err = scanRow(row)
+			found = err == nil
+			return err
+		}); err != nil {
+		return err
+	}
+	if err := tx.SendQuery(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`,
+		[]any{o.Key, o.MerchantID}, func(row store.Row) (err error) {
+			t, err = scanTransaction(row)
+			return err
+		}); err != nil {
+		return err
+	}
+	if err := tx.SendRow(ctx, `SELECT count(*) FROM payout_transactions
+		WHERE payout_id = (`+ofTransaction+`) AND merchant_id = $2 AND status = $3 AND uuid <> $1`,
+		[]any{o.Key, o.MerchantID, string(TxPending)}, &othersPending); err != nil {
+		return err
+	}
+	if err := tx.SendRow(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, []any{o.MerchantID}, &offset); err != nil {
+		return err
+	}
+	if err := tx.ReadSent(ctx); err != nil {
 		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
-	// The account before the payout: outcomes run in batches, and every
-	// batch must queue on the shared buckets first (see ledger.LockAccount).
-	if err := ledger.LockAccount(ctx, tx, o.MerchantID, accountID, currency); err != nil {
-		return err
+	if !found {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, sql.ErrNoRows)
 	}
-	r, err := s.lock(ctx, tx, o.MerchantID, payoutUUID)
-	if err != nil {
-		return err
+	if t.status != TxPending {
+		return nil
 	}
-	t, err := readTransaction(ctx, tx, r.merchantID, r.id, o.Key)
-	if err != nil || t.status != TxPending {
-		return err
-	}
-	now, err := s.clock.Read(ctx, tx, r.merchantID)
-	if err != nil {
-		return err
-	}
+	now := s.clock.At(time.Duration(offset) * time.Millisecond)
 	legs, final, status := []ledger.Leg{
 		{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
 		{Account: r.accountID, Bucket: ledger.External, Amount: t.amount},
@@ -135,16 +160,14 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) erro
 	if err := s.emitTransaction(ctx, tx, r, t, now); err != nil {
 		return err
 	}
-	var pending int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM payout_transactions WHERE payout_id = $1 AND merchant_id = $2 AND status = $3`,
-		r.id, r.merchantID, string(TxPending)).Scan(&pending); err != nil {
-		return fmt.Errorf("payout %s: %w", r.uuid, err)
-	}
-	if pending > 0 {
+	if othersPending > 0 {
 		return s.touch(ctx, tx, &r, now)
 	}
-	if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
-		return err
+	if !r.target().IsZero() { // payout.completed carries every transaction
+		var err error
+		if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
+			return err
+		}
 	}
 	return s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
 }
@@ -169,7 +192,7 @@ func (r row) pendingTransactions() int {
 }
 
 func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, merchantID string, t txRow, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE payout_transactions SET status = $1, failure_reason = $2, updated_at = $3 WHERE uuid = $4 AND merchant_id = $5`,
+	if err := tx.Send(ctx, `UPDATE payout_transactions SET status = $1, failure_reason = $2, updated_at = $3 WHERE uuid = $4 AND merchant_id = $5`,
 		string(t.status), t.failureReason, now.UnixMilli(), t.uuid, merchantID); err != nil {
 		return fmt.Errorf("update payout transaction %s: %w", t.uuid, err)
 	}
@@ -179,8 +202,7 @@ func (s *Service) saveTransaction(ctx context.Context, tx *store.Tx, merchantID 
 // touch records that a payout changed without changing its status.
 func (s *Service) touch(ctx context.Context, tx *store.Tx, r *row, now time.Time) error {
 	r.updatedAt = now.UnixMilli()
-	_, err := tx.ExecContext(ctx, `UPDATE payouts SET updated_at = $1 WHERE id = $2 AND merchant_id = $3`, r.updatedAt, r.id, r.merchantID)
-	return err
+	return tx.Send(ctx, `UPDATE payouts SET updated_at = $1 WHERE id = $2 AND merchant_id = $3`, r.updatedAt, r.id, r.merchantID)
 }
 
 // giveBack ends a payout that will never be processed (rejected, expired):

@@ -72,7 +72,7 @@ func (s *Service) MethodParams(ctx context.Context, p merchant.Principal, code s
 
 // Get reads one of the caller's payouts.
 func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (Payout, error) {
-	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid, false)
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid)
 	if err != nil {
 		return Payout{}, err
 	}

@@ -213,15 +213,9 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 
 func notFound(uuid string) error { return fault.NotFoundf("no payout %s", uuid) }
 
-// get reads merchantID's payout uuid with its transactions, locking the
-// payout row (PostgreSQL) when lock is set: every change of a payout or its
-// transactions takes that lock first.
-func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string, lock bool) (row, error) {
-	query := `SELECT ` + rowColumns + ` FROM payouts WHERE uuid = $1 AND merchant_id = $2`
-	if lock {
-		query += s.db.ForUpdate()
-	}
-	r, err := scanRow(q.QueryRowContext(ctx, query, uuid, merchantID))
+// get reads merchantID's payout uuid with its transactions.
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
+	r, err := scanRow(q.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return row{}, notFound(uuid)
 	}
@@ -234,15 +228,37 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 	return r, nil
 }
 
-// lock reads and locks merchantID's payout uuid without its transactions.
+// lock is get in tx, locking the payout row (PostgreSQL): every change of a
+// payout or its transactions takes that lock first. The payout and its
+// transactions are read in one round trip.
 func (s *Service) lock(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, error) {
-	r, err := scanRow(tx.QueryRowContext(ctx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`+s.db.ForUpdate(), uuid, merchantID))
-	if store.IsNoRows(err) {
-		return row{}, notFound(uuid)
+	var r row
+	found := false
+	if err := tx.SendQuery(ctx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`+s.db.ForUpdate(),
+		[]any{uuid, merchantID}, func(row store.Row) (err error) {
+			r, err = scanRow(row)
+			found = err == nil
+			return err
+		}); err != nil {
+		return row{}, err
 	}
-	if err != nil {
+	var txs []txRow
+	if err := tx.SendQuery(ctx, `SELECT `+txColumns+` FROM payout_transactions
+		WHERE payout_id = (SELECT id FROM payouts WHERE uuid = $1 AND merchant_id = $2) AND merchant_id = $2 ORDER BY seq`,
+		[]any{uuid, merchantID}, func(row store.Row) error {
+			t, err := scanTransaction(row)
+			txs = append(txs, t)
+			return err
+		}); err != nil {
+		return row{}, err
+	}
+	if err := tx.ReadSent(ctx); err != nil {
 		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
 	}
+	if !found {
+		return row{}, notFound(uuid)
+	}
+	r.txs = txs
 	return r, nil
 }
 
@@ -375,7 +391,7 @@ func (r row) record() any {
 // setStatus moves r to status and sends payout.<status>.
 func (s *Service) setStatus(ctx context.Context, tx *store.Tx, r *row, to Status, at int64) error {
 	r.status, r.updatedAt = to, at
-	if _, err := tx.ExecContext(ctx, `UPDATE payouts SET status = $1, approval_status = $2, decided_by = $3, decided_at = $4,
+	if err := tx.Send(ctx, `UPDATE payouts SET status = $1, approval_status = $2, decided_by = $3, decided_at = $4,
 		rejection_reason = $5, updated_at = $6 WHERE id = $7 AND merchant_id = $8`,
 		string(r.status), string(r.approvalStatus), r.decidedBy, r.decidedAt, r.rejectionReason, r.updatedAt, r.id, r.merchantID); err != nil {
 		return fmt.Errorf("update payout %s: %w", r.uuid, err)

@@ -269,7 +269,7 @@ func (s *Service) checkExternalID(ctx context.Context, tx *store.Tx, merchantID,
 	if err != nil {
 		return fmt.Errorf("check external_id: %w", err)
 	}
-	earlier, err := s.get(ctx, tx, merchantID, uuid, false)
+	earlier, err := s.get(ctx, tx, merchantID, uuid)
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (s *Service) GetV1(ctx context.Context, p merchant.Principal, id int64, uui
 			return V1Payout{}, fmt.Errorf("read payout %d: %w", id, err)
 		}
 	}
-	r, err := s.get(ctx, q, p.MerchantID, uuid, false)
+	r, err := s.get(ctx, q, p.MerchantID, uuid)
 	if err != nil {
 		return V1Payout{}, err
 	}

@@ -8,6 +8,7 @@ package rail
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"payd/internal/store"
 )
@@ -24,6 +25,8 @@ type Transfer struct {
 	Currency    string
 	AmountMinor int64
 	Params      map[string]any
+	// At is the time on the merchant's clock the transfer is handed over.
+	At time.Time
 }
 
 // Outcome is a rail's final word on a transfer.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"payd/internal/job"
-	"payd/internal/merchant"
 	"payd/internal/store"
 )
 
@@ -24,15 +23,14 @@ const jobSandboxOutcome = "rail.sandbox.outcome"
 // each transfer reached the network exactly once.
 type Sandbox struct {
 	queue    *job.Queue
-	clock    merchant.Clock
 	handlers map[string]OutcomeHandler
 	// Delay is how long the network takes to answer.
 	Delay time.Duration
 }
 
 // NewSandbox returns the sandbox rail and registers its job with queue.
-func NewSandbox(queue *job.Queue, clk merchant.Clock) *Sandbox {
-	s := &Sandbox{queue: queue, clock: clk, Delay: 3 * time.Second, handlers: map[string]OutcomeHandler{}}
+func NewSandbox(queue *job.Queue) *Sandbox {
+	s := &Sandbox{queue: queue, Delay: 3 * time.Second, handlers: map[string]OutcomeHandler{}}
 	queue.Handle(jobSandboxOutcome, s.answer)
 	return s
 }
@@ -58,19 +56,15 @@ func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}
-	now, err := s.clock.Read(ctx, tx, t.MerchantID)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at)
+	err = tx.Send(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at)
 		VALUES ($1, $2, 'sandbox', $3, $4, $5, $6, 1, $7)
 		ON CONFLICT (merchant_id, key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
-		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), now.UnixMilli())
+		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), t.At.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}
 	return s.queue.Enqueue(ctx, tx, jobSandboxOutcome, sandboxRef{Key: t.Key, MerchantID: t.MerchantID},
-		job.Options{ClockOf: t.MerchantID, RunAt: now.Add(s.Delay), UniqueKey: jobSandboxOutcome + ":" + t.Key})
+		job.Options{ClockOf: t.MerchantID, RunAt: t.At.Add(s.Delay), UniqueKey: jobSandboxOutcome + ":" + t.Key})
 }
 
 type sandboxRef struct {

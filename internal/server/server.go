@@ -156,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	var network rail.Rail = rail.None{}
 	if cfg.Env == httpapi.Sandbox {
-		network = rail.NewSandbox(s.Queue, merchantClock)
+		network = rail.NewSandbox(s.Queue)
 	} else {
 		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
 	}

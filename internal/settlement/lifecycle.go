@@ -255,7 +255,7 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 		return fmt.Errorf("settlement %s: no beneficiary", r.uuid)
 	}
 	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + r.uuid, MerchantID: r.merchantID, Method: "settlement",
-		Currency: r.currency, AmountMinor: r.amount, Params: b.ExternalBankAccount.RailParams()})
+		Currency: r.currency, AmountMinor: r.amount, Params: b.ExternalBankAccount.RailParams(), At: now})
 }
 
 // fundedJob ends a settlement's funding check.

@@ -113,6 +113,35 @@ func (tx *Tx) SendRow(ctx context.Context, query string, args []any, dest ...any
 	}})
 }
 
+// SendOne is Send for a statement that must return a row (an UPDATE …
+// RETURNING, say, whose WHERE checks the row's state): if it returns none,
+// the transaction fails with none, which its caller returns from the
+// statement that carried it to the server, or from the commit. On SQLite
+// it runs at once and returns none itself.
+func (tx *Tx) SendOne(ctx context.Context, query string, args []any, none error) error {
+	read := func(rows interface{ Next() bool }, err func() error) error {
+		if rows.Next() {
+			return nil
+		}
+		if err := err(); err != nil {
+			return err
+		}
+		return none
+	}
+	if tx.sess == nil {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return tx.failWith(err)
+		}
+		defer rows.Close()
+		return tx.failWith(read(rows, rows.Err))
+	}
+	tx.statements++
+	return tx.enqueue(ctx, queued{sql: query, args: args, read: func(rows pgx.Rows) error {
+		return read(rows, rows.Err)
+	}})
+}
+
 // SendRowLate is SendRow for a row its caller can do without, read once
 // the transaction has committed (in an AfterCommit hook): on PostgreSQL it
 // may go to the server with the COMMIT, so it costs no round trip of its

@@ -292,7 +292,7 @@ func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error
 		return fmt.Errorf("transfer %s: bank account: %w", t.uuid, err)
 	}
 	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + t.uuid, MerchantID: t.merchantID, Method: "transfer", Currency: t.currency,
-		AmountMinor: t.amount, Params: b.RailParams()})
+		AmountMinor: t.amount, Params: b.RailParams(), At: now})
 }
 
 // outcome applies the rail's word on an external transfer.
