@@ -737,3 +737,47 @@ func TestSavepoint(t *testing.T) {
 		}
 	})
 }
+
+// TestSendOne: a sent statement that must return a row fails the
+// transaction with the caller's error when it returns none, however the
+// caller words what follows; one that returns its row changes nothing else.
+func TestSendOne(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		none := errors.New("the row is not there")
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('one', 1)`); err != nil {
+				return err
+			}
+			return tx.SendOne(ctx, `UPDATE kv_test SET v = 2 WHERE k = 'one' AND v = 1 RETURNING k`, nil, none)
+		})
+		if err != nil {
+			t.Fatalf("Exec with the row there = %v, want nil", err)
+		}
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('undone', 1)`); err != nil {
+				return err
+			}
+			if err := tx.SendOne(ctx, `UPDATE kv_test SET v = 3 WHERE k = 'one' AND v = 1 RETURNING k`, nil, none); err != nil && !errors.Is(err, none) {
+				return err
+			}
+			var v int
+			if err := tx.QueryRowContext(ctx, `SELECT v FROM kv_test WHERE k = 'one'`).Scan(&v); err != nil {
+				return errors.New("the caller's own words")
+			}
+			return nil
+		})
+		if !errors.Is(err, none) {
+			t.Errorf("Exec with the row gone = %v, want %v", err, none)
+		}
+		if got := committedRows(t, db, "undone"); got != 0 {
+			t.Errorf("%d committed rows of the failed transaction, want 0", got)
+		}
+		var v int
+		if err := db.Read().QueryRow(`SELECT v FROM kv_test WHERE k = 'one'`).Scan(&v); err != nil || v != 2 {
+			t.Errorf("v = %d, %v; want 2 (the first update only)", v, err)
+		}
+	})
+}
