@@ -155,6 +155,13 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err != nil || r.balanceID == nil {
 		return err
 	}
+	// The reserve period is read with the post, not in a round trip of its own.
+	var days int
+	if r.reserve > 0 {
+		if err := tx.SendRow(ctx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, []any{r.accountID, r.merchantID}, &days); err != nil {
+			return err
+		}
+	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
 		RecordID: *r.balanceID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.Incoming, Amount: -r.paid},
@@ -170,8 +177,7 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if r.reserve == 0 {
 		return nil
 	}
-	var days int
-	if err := tx.QueryRowContext(ctx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID).Scan(&days); err != nil {
+	if err := tx.ReadSent(ctx); err != nil {
 		return err
 	}
 	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
