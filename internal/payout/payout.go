@@ -271,15 +271,6 @@ func scanTransaction(sc interface{ Scan(...any) error }) (txRow, error) {
 	return t, err
 }
 
-func readTransaction(ctx context.Context, q store.Querier, merchantID string, payoutID int64, uuid string) (txRow, error) {
-	t, err := scanTransaction(q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND uuid = $2 AND merchant_id = $3`,
-		payoutID, uuid, merchantID))
-	if err != nil {
-		return txRow{}, fmt.Errorf("read payout transaction %s: %w", uuid, err)
-	}
-	return t, nil
-}
-
 func readTransactions(ctx context.Context, q store.Querier, merchantID string, payoutID int64) ([]txRow, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE payout_id = $1 AND merchant_id = $2 ORDER BY seq`, payoutID, merchantID)
 	if err != nil {
