@@ -97,7 +97,9 @@ func (q *Queue) Handle(kind string, h Handler) {
 	q.handlers[kind] = h
 }
 
-func (q *Queue) handler(kind string) (Handler, bool) {
+// Handler returns the handler registered for kind (Handle), for a caller
+// that wraps it, such as a test that counts what a job costs.
+func (q *Queue) Handler(kind string) (Handler, bool) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	h, ok := q.handlers[kind]
@@ -691,7 +693,7 @@ func scanJob(row store.Row) (Job, error) {
 // run calls the job's handler, turning a panic into an error so one bad job
 // cannot stop the worker.
 func (q *Queue) run(ctx context.Context, tx *store.Tx, j Job) (err error) {
-	h, ok := q.handler(j.Kind)
+	h, ok := q.Handler(j.Kind)
 	if !ok {
 		return fmt.Errorf("no handler for job kind %q", j.Kind)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"payd/internal/deposit"
 	"payd/internal/fault"
+	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/payout"
@@ -38,6 +39,59 @@ func bankPayout(account string, amounts ...money.Input) payout.Request {
 			Amount: a, PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": account, "account_name": "Jane Doe"}})
 	}
 	return r
+}
+
+// TestJobRoundTrips bounds the round trips of a payout's jobs on PostgreSQL,
+// which hold the account's buckets while they run (ledger.LockAccount): the
+// submission reads the payout locked with its transactions and sends the
+// rest; the rail's outcome reads the submission, then the account's lock,
+// the payout, its transaction, the others pending and the merchant's clock
+// together, then posts. What they leave queued goes with the job's release
+// (store.Tx.Savepoint).
+func TestJobRoundTrips(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has no round trips to the server")
+		}
+		bounds := map[string]int{"payout.submit": 1, "rail.sandbox.outcome": 3}
+		if e.DB.Citus() {
+			bounds["rail.sandbox.outcome"]++ // the post's entry is read back there (ledger.postCitus)
+		}
+		var mu sync.Mutex
+		trips := map[string][]int{}
+		for kind := range bounds {
+			h, ok := e.Queue.Handler(kind)
+			if !ok {
+				t.Fatalf("no handler for %s", kind)
+			}
+			e.Queue.Handle(kind, func(ctx context.Context, tx *store.Tx, j job.Job) error {
+				before := tx.RoundTrips()
+				err := h(ctx, tx, j)
+				mu.Lock()
+				trips[kind] = append(trips[kind], tx.RoundTrips()-before)
+				mu.Unlock()
+				return err
+			})
+		}
+		p := funded(t, e, "1000")
+		po, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Advance(t, p.MerchantID, 10*time.Second)
+		e.Advance(t, p.MerchantID, 10*time.Second)
+		if got, err := e.Payouts.Get(context.Background(), p, po.UUID); err != nil || got.Status != payout.Completed {
+			t.Fatalf("payout after the rail answered: %s, %v; want completed", got.Status, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for kind, bound := range bounds {
+			if len(trips[kind]) != 1 || trips[kind][0] > bound {
+				t.Errorf("%s took %v round trips, want one run of at most %d", kind, trips[kind], bound)
+			}
+		}
+	})
 }
 
 // TestPaidOutThroughTheRail: the amounts and fees leave available at once,
