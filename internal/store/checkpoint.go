@@ -46,6 +46,8 @@ type checkpointer struct {
 	// the log, and those of them in the database file now. failed counts
 	// the checkpoints that returned an error (the next one tries again).
 	logged, copied, failed atomic.Int64
+	// lastErr is the last failed checkpoint's error text.
+	lastErr atomic.Value
 }
 
 // startCheckpointer starts checkpointing on conn, a handle on the database
@@ -71,6 +73,7 @@ func (c *checkpointer) run() {
 		case <-tick.C:
 			if err := c.once(context.Background()); err != nil {
 				c.failed.Add(1)
+				c.lastErr.Store(err.Error())
 			}
 		}
 	}

@@ -51,7 +51,8 @@ func SetCheckpointEvery(d time.Duration) func() {
 
 // Checkpointed reports what the SQLite checkpointer's last checkpoint found:
 // the pages in the log and those copied into the database file, and how
-// many checkpoints failed.
-func (db *DB) Checkpointed() (logged, copied, failed int64) {
-	return db.ckpt.logged.Load(), db.ckpt.copied.Load(), db.ckpt.failed.Load()
+// many checkpoints failed, the last of them with lastErr.
+func (db *DB) Checkpointed() (logged, copied, failed int64, lastErr string) {
+	lastErr, _ = db.ckpt.lastErr.Load().(string)
+	return db.ckpt.logged.Load(), db.ckpt.copied.Load(), db.ckpt.failed.Load(), lastErr
 }
