@@ -30,11 +30,21 @@ func (c Clock) System() time.Time { return c.base.Now() }
 // read when it authenticated.
 func (c Clock) Of(p Principal) time.Time { return c.At(p.ClockOffset) }
 
+// offsetQuery reads a merchant's clock offset, in milliseconds.
+const offsetQuery = `SELECT clock_offset_ms FROM merchants WHERE id = $1`
+
+// SendOffset reads merchantID's clock offset in milliseconds into *millis
+// with the next statement that goes to the server (store.Tx.SendRow), for
+// a caller that reads it with other rows; At turns it into the time.
+func (c Clock) SendOffset(ctx context.Context, tx *store.Tx, merchantID string, millis *int64) error {
+	return tx.SendRow(ctx, offsetQuery, []any{merchantID}, millis)
+}
+
 // Read is the time on merchantID's clock, read from q, for work that is not
 // a request (jobs, hosted pages).
 func (c Clock) Read(ctx context.Context, q store.Querier, merchantID string) (time.Time, error) {
 	var offset int64
-	if err := q.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, merchantID).Scan(&offset); err != nil {
+	if err := q.QueryRowContext(ctx, offsetQuery, merchantID).Scan(&offset); err != nil {
 		if isNoRows(err) {
 			return time.Time{}, fault.NotFoundf("no merchant %s", merchantID)
 		}

@@ -121,7 +121,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) erro
 		[]any{o.Key, o.MerchantID, string(TxPending)}, &othersPending); err != nil {
 		return err
 	}
-	if err := tx.SendRow(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`, []any{o.MerchantID}, &offset); err != nil {
+	if err := s.clock.SendOffset(ctx, tx, o.MerchantID, &offset); err != nil {
 		return err
 	}
 	if err := tx.ReadSent(ctx); err != nil {
