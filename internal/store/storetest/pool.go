@@ -129,13 +129,15 @@ func (p *pool) schemaChange(ctx context.Context, fn func(tx *sql.Tx) error) erro
 		return err
 	}
 	defer tx.Rollback()
-	// A backend of a test that has ended may still hold a lock on the
-	// schema for a moment; a change that waits longer gives up rather than
-	// hold every other test's migration.
-	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {
+	// The lock is waited for as store.Migrate waits for it: a migration of
+	// a whole schema holds it, on Citus under the parallel tests' load for
+	// more than 30 s. Then a backend of a test that has ended may still hold
+	// a lock on the schema for a moment; a change that waits longer for
+	// that gives up rather than hold every other test's migration.
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, store.MigrationLockID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, store.MigrationLockID); err != nil {
+	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
