@@ -99,3 +99,49 @@ func TestRequestIDEcho(t *testing.T) {
 		}
 	})
 }
+
+// TestLookupsNameTheirParameter: an endpoint that reads what one query
+// parameter names answers 422 VALIDATION_FAILED naming the parameter when
+// it is missing or too long, and what it documents when the caller has
+// nothing by that name.
+func TestLookupsNameTheirParameter(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		long := strings.Repeat("x", 300)
+		for _, tt := range []struct {
+			path, param, unknown string
+			status               int
+			code                 string // errors.code of the answer to unknown
+		}{
+			{"/v2/payins/detail", "uuid", "NOSUCH1", 404, "NOT_FOUND"},
+			{"/v2/payins/payin_method/params", "payin_method_name", "no_such_method", 422, "METHOD_NOT_ENABLED"},
+			{"/v2/payouts/detail", "uuid", "NOSUCH1", 404, "NOT_FOUND"},
+			{"/v2/payouts/payout_method/params", "payout_method_name", "no_such_method", 404, "NOT_FOUND"},
+			{"/v2/settlements/detail", "uuid", "NOSUCH1", 404, "NOT_FOUND"},
+			{"/v2/transfers/detail", "uuid", "NOSUCH1", 404, "NOT_FOUND"},
+			{"/v2/webhooks/deliveries", "uuid", "NOSUCH1", 200, ""}, // no events about it
+			{"/v2/banks/branches", "bank_code", "9999", 404, "NOT_FOUND"},
+		} {
+			t.Run(tt.path, func(t *testing.T) {
+				for _, c := range []struct{ query, problem string }{{"", "is required"}, {"?" + tt.param + "=" + long, "is too long"}} {
+					r := p.do(req{method: "GET", path: tt.path + c.query, as: &m})
+					want(t, r, 422)
+					var e struct {
+						Errors struct {
+							Code   string            `json:"code"`
+							Fields map[string]string `json:"fields"`
+						} `json:"errors"`
+					}
+					if err := json.Unmarshal(r.Body, &e); err != nil || e.Errors.Code != "VALIDATION_FAILED" || e.Errors.Fields[tt.param] != c.problem {
+						t.Errorf("GET %s%.20s: %s; want VALIDATION_FAILED with %s %q", tt.path, c.query, r.Body, tt.param, c.problem)
+					}
+				}
+				r := p.do(req{method: "GET", path: tt.path + "?" + tt.param + "=" + tt.unknown, as: &m})
+				if r.Status != tt.status || codeOf(r) != tt.code {
+					t.Errorf("GET %s with an unknown %s: %d %s; want %d %s", tt.path, tt.param, r.Status, r.Body, tt.status, tt.code)
+				}
+			})
+		}
+	})
+}

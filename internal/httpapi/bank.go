@@ -43,10 +43,7 @@ func (a *API) bankRoutes() []route {
 
 func (a *API) bankBranches(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	code, branch := q.str("bank_code"), q.str("branch_code")
-	if code == "" {
-		q.fields.Add("bank_code", "is required")
-	}
+	code, branch := q.required("bank_code"), q.str("branch_code")
 	page, perPage := q.paging()
 	if err := q.err(); err != nil {
 		a.fail(w, r, err)

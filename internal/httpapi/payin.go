@@ -29,12 +29,12 @@ func (a *API) payinRoutes() []route {
 			response: payinMethodList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinMethods},
 		{method: "GET", path: "/v2/payins/payin_method/params", auth: authKeys, summary: "The fields to collect for a payin method.",
 			params:   []param{{name: "payin_method_name", typ: "string", required: true, doc: "A method code from payin_methods."}},
-			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeMethodNotEnabled}, handle: a.payinMethodParams},
+			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeMethodNotEnabled}, handle: lookupHandler(a, "payin_method_name", a.Payins.MethodParams, func(v payin.MethodParamsView) any { return payinMethodParams{Record: v} })},
 		{method: "POST", path: "/v2/payins", auth: authKeys, summary: "Create a payin.",
 			description: "Rules: currency must be the app's; the method must be enabled; amount within the method's limits (422 AMOUNT_OUT_OF_RANGE); VND, JPY, XAF, KRW and XOF amounts are rounded and the recorded amount returned; gst only for AU merchants in AUD (422 GST_NOT_ALLOWED), adding 10 %; the method's mandatory payin_method_params (422 VALIDATION_FAILED naming payin_method_params.<name>); require_contact methods need a contact with that email (422 CONTACT_REQUIRED), require_kyc methods its KYC approved (422 KYC_REQUIRED). OTP methods (kr_bank_va_kyc_krw, mobile money) start at stage authorize_otp.",
 			body:        payin.Request{}, response: payin.Payin{}, status: 201, codes: payinCodes, handle: jsonHandler(a, http.StatusCreated, a.Payins.Create)},
 		{method: "GET", path: "/v2/payins/detail", auth: authKeys, summary: "One payin.", params: uuidParam,
-			response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinDetail},
+			response: payin.Payin{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Payins.Get, nil)},
 		{method: "GET", path: "/v2/payins/all", auth: authKeys, summary: "The caller's payins in its currency, newest first.",
 			params: append([]param{
 				{name: "from_date", typ: "string", doc: "Created at or after (date or RFC 3339)."},
@@ -66,42 +66,6 @@ func (a *API) payinMethods(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, payinMethodList{Records: list})
-}
-
-func (a *API) payinMethodParams(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	code := q.str("payin_method_name")
-	if code == "" {
-		q.fields.Add("payin_method_name", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	v, err := a.Payins.MethodParams(r.Context(), principal(r), code)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, payinMethodParams{Record: v})
-}
-
-func (a *API) payinDetail(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	uuid := q.str("uuid")
-	if uuid == "" {
-		q.fields.Add("uuid", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	p, err := a.Payins.Get(r.Context(), principal(r), uuid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, p)
 }
 
 func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {

@@ -22,14 +22,14 @@ func (a *API) payoutRoutes() []route {
 			response:    payoutMethodList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payoutMethods},
 		{method: "GET", path: "/v2/payouts/payout_method/params", auth: authKeys, summary: "The fields and banks of a payout method.",
 			params:   []param{{name: "payout_method_name", typ: "string", required: true, doc: "A method code from payout_methods."}},
-			response: payoutMethodParams{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payoutMethodParams},
+			response: payoutMethodParams{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "payout_method_name", a.Payouts.MethodParams, func(v payout.MethodParamsView) any { return payoutMethodParams{Record: v} })},
 		{method: "POST", path: "/v2/payouts", auth: authKeys, summary: "Create a payout: a batch of 1 to 1,000 transactions.",
 			description: "Rules (each a 422; a refused request creates nothing and moves nothing): currency must be the app's (CURRENCY_NOT_SUPPORTED); the method must exist and be enabled (METHOD_NOT_ENABLED); description 5–255 characters; scheduled_at in the future and readable; 1 to 1,000 transactions; the method's payout_method_params (VALIDATION_FAILED naming payout_transaction_details[N].payout_method_params.<name>: pay_id_type in upper case, BSB of 6 digits, th_bank_thb takes swift_code and no bank_code, bank_code from the method's banks (IDR, KRW and UGX have no directory: checked by shape), payment_reason from its set, ug_bank_ugx user_type rules); amounts with the currency's precision (VND, JPY, KRW, XAF, XOF rounded) and within the method's limits (AMOUNT_OUT_OF_RANGE); amounts plus fees within the available balance (INSUFFICIENT_FUNDS). Accepted, amounts and fees move from available to outgoing, and the payout is held (the account requires approval: nothing reaches the rail before an admin or finance user approves it in the portal; undecided after the account's hold window, 7 days by default, it expires), scheduled (until scheduled_at) or processing. A 2xx never means money has left: follow the status and its webhooks (payout.<status>, payout_transaction.done|failed). Sandbox: a transaction to an account_number of zeros only (000000000; 0000000 for jp_bank_jpy) or to a pay_id beginning with fail fails.",
 			body:        payout.Request{}, response: payout.Payout{}, status: 201, codes: []string{fault.CodeCurrency, payout.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Payouts.Create), merchantLane: true},
 		{method: "GET", path: "/v2/payouts/detail", auth: authKeys, summary: "One payout, as its webhooks carry it.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The payout's uuid."}},
-			response: payout.Payout{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payoutDetail},
+			response: payout.Payout{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Payouts.Get, nil)},
 		{method: "GET", path: "/v2/payouts/all", auth: authKeys, summary: "The caller's payouts in its currency, newest first.",
 			params: append([]param{
 				{name: "from_date", typ: "string", doc: "Created at or after (date or RFC 3339)."},
@@ -48,42 +48,6 @@ func (a *API) payoutMethods(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, payoutMethodList{Records: list})
-}
-
-func (a *API) payoutMethodParams(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	code := q.str("payout_method_name")
-	if code == "" {
-		q.fields.Add("payout_method_name", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	v, err := a.Payouts.MethodParams(r.Context(), principal(r), code)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, payoutMethodParams{Record: v})
-}
-
-func (a *API) payoutDetail(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	uuid := q.str("uuid")
-	if uuid == "" {
-		q.fields.Add("uuid", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	p, err := a.Payouts.Get(r.Context(), principal(r), uuid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, p)
 }
 
 func (a *API) listPayouts(w http.ResponseWriter, r *http.Request) {

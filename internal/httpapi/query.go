@@ -37,6 +37,15 @@ func (q *queryReader) str(name string) string {
 	return v
 }
 
+// required reads a parameter that must be given.
+func (q *queryReader) required(name string) string {
+	v := q.str(name)
+	if v == "" {
+		q.fields.Add(name, "is required") // a value too long was said so first
+	}
+	return v
+}
+
 // intIn reads an optional integer in [lo, hi], def when absent.
 func (q *queryReader) intIn(name string, def, lo, hi int) int {
 	v := q.str(name)

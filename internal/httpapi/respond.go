@@ -80,6 +80,34 @@ func jsonHandler[Req, Res any](a *API, status int, call serviceCall[Req, Res]) h
 	}
 }
 
+// lookupCall is a read of what one query parameter names (a record's
+// uuid, a method's name), as the caller p.
+type lookupCall[Res any] func(ctx context.Context, p merchant.Principal, key string) (Res, error)
+
+// lookupHandler is a whole read endpoint of that shape: read the required
+// query parameter param, call the service with it as the caller, and answer
+// 200 with the result, in the envelope wrap puts it in (nil: as it is).
+func lookupHandler[Res any](a *API, param string, call lookupCall[Res], wrap func(Res) any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQuery(r)
+		key := q.required(param)
+		if err := q.err(); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		res, err := call(r.Context(), principal(r), key)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if wrap == nil {
+			a.writeJSON(w, r, http.StatusOK, res)
+			return
+		}
+		a.writeJSON(w, r, http.StatusOK, wrap(res))
+	}
+}
+
 // errorBody is the one error envelope of the API (CONTRACT §3).
 type errorBody struct {
 	Errors errorDetail `json:"errors"`

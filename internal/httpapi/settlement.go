@@ -26,7 +26,7 @@ func (a *API) settlementRoutes() []route {
 			response: pageList[settlement.Settlement]{}, status: 200, handle: a.listSettlements},
 		{method: "GET", path: "/v2/settlements/detail", auth: authKeys, summary: "One settlement: the object its webhooks carry.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The settlement's uuid."}},
-			response: settlement.Settlement{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.settlementDetail},
+			response: settlement.Settlement{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Settlements.Get, nil)},
 	}
 }
 
@@ -59,22 +59,4 @@ func (a *API) listSettlements(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, newPageList(list, page, perPage, total))
-}
-
-func (a *API) settlementDetail(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	uuid := q.str("uuid")
-	if uuid == "" {
-		q.fields.Add("uuid", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	s, err := a.Settlements.Get(r.Context(), principal(r), uuid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, s)
 }

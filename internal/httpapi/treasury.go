@@ -44,28 +44,10 @@ func (a *API) transferRoutes() []route {
 			handle: jsonHandler(a, http.StatusCreated, a.Transfers.Create), merchantLane: true},
 		{method: "GET", path: "/v2/transfers/detail", auth: authKeys, summary: "One transfer: the object its webhooks carry.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The transfer's uuid (its Balance ID)."}},
-			response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.transferDetail},
+			response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Transfers.Get, nil)},
 		{method: "POST", path: "/v2/transfers/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a processing transfer.",
 			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE.",
 			body:        transfer.SimulateRequest{}, response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.Transfers.Simulate), merchantLane: true},
 	}
-}
-
-func (a *API) transferDetail(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	uuid := q.str("uuid")
-	if uuid == "" {
-		q.fields.Add("uuid", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	t, err := a.Transfers.Get(r.Context(), principal(r), uuid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, t)
 }

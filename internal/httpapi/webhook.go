@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"payd/internal/fault"
+	"payd/internal/merchant"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -21,7 +23,7 @@ func (a *API) webhookRoutes() []route {
 		{method: "GET", path: "/v2/webhooks/deliveries", auth: authKeys,
 			summary:  "The webhook events about a record and every delivery attempt.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The record's uuid (or id)."}},
-			response: deliveryList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listDeliveries},
+			response: deliveryList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.deliveries, func(list []webhook.Delivery) any { return deliveryList{Records: list} })},
 		{method: "POST", path: "/v2/webhooks/deliveries/resend", auth: authKeys,
 			summary:     "Send a webhook event again.",
 			description: "Queues another attempt now, whatever the event's state; if it fails, the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) starts over. The webhook-id stays the same.",
@@ -33,22 +35,9 @@ func (a *API) webhookRoutes() []route {
 	}
 }
 
-func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r)
-	uuid := q.str("uuid")
-	if uuid == "" {
-		q.fields.Add("uuid", "is required")
-	}
-	if err := q.err(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	list, err := a.Webhooks.Deliveries(r.Context(), principal(r).MerchantID, uuid)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.writeJSON(w, r, http.StatusOK, deliveryList{Records: list})
+// deliveries is the webhook log of the caller's record uuid.
+func (a *API) deliveries(ctx context.Context, p merchant.Principal, uuid string) ([]webhook.Delivery, error) {
+	return a.Webhooks.Deliveries(ctx, p.MerchantID, uuid)
 }
 
 func (a *API) resendDelivery(w http.ResponseWriter, r *http.Request) {
