@@ -117,6 +117,21 @@ func Codes() []string {
 	return slices.Clone(codes)
 }
 
+// UnitsOf is n whole units of the currency code in its minor units (n
+// times ten to its digits). It panics on a code that is not a currency: it
+// is for tables written in whole units and built at start (the payin and
+// payout method catalogues), where such a code is a bug.
+func UnitsOf(code string, n int64) int64 {
+	c, err := Lookup(code)
+	if err != nil {
+		panic(err)
+	}
+	for range c.digits() {
+		n *= 10
+	}
+	return n
+}
+
 // RoundsOnInput reports whether amounts in c are rounded to the currency's
 // precision when they are received. The spec names VND, JPY, XAF, KRW and XOF:
 // they are "rounded half away from zero to their precision (0 decimals) and the

@@ -125,3 +125,21 @@ func TestRoundsOnInput(t *testing.T) {
 		})
 	}
 }
+
+func TestUnitsOf(t *testing.T) {
+	for _, tt := range []struct {
+		code string
+		n    int64
+		want int64
+	}{{"USD", 10_000, 1_000_000}, {"JPY", 5, 5}, {"KWD", 1, 1_000}, {"IDR", 0, 0}} {
+		if got := UnitsOf(tt.code, tt.n); got != tt.want {
+			t.Errorf("UnitsOf(%s, %d) = %d, want %d", tt.code, tt.n, got, tt.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("UnitsOf of a code that is not a currency did not panic")
+		}
+	}()
+	UnitsOf("usd", 1)
+}

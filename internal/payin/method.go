@@ -52,18 +52,6 @@ type Method struct {
 	currency money.Currency
 }
 
-// units converts whole currency units to minor units for the catalogue.
-func units(code string, n int64) int64 {
-	c, err := money.Lookup(code)
-	if err != nil {
-		panic("payin catalogue: " + err.Error())
-	}
-	for range c.Digits {
-		n *= 10
-	}
-	return n
-}
-
 var (
 	pCallback        = param.Param{Name: "callback_url", Type: "string", Mandatory: true, Label: "callback URL", Check: param.URL}
 	pCallbackOpt     = param.Param{Name: "callback_url", Type: "string", Label: "callback URL", Check: param.URL}
@@ -86,51 +74,51 @@ var (
 // otherwise set to what such rails commonly take.
 var catalogue = []Method{
 	{Code: "au_payid_npp_aud", Currency: "AUD", Family: BankTransfer, Description: "PayID (NPP) bank transfer",
-		MinMinor: units("AUD", 20), MaxMinor: units("AUD", 10_000), Refundable: true, Cancellable: true, RequireContact: true,
+		MinMinor: money.UnitsOf("AUD", 20), MaxMinor: money.UnitsOf("AUD", 10_000), Refundable: true, Cancellable: true, RequireContact: true,
 		Params: []param.Param{pCallback}, FeeBPS: 50},
 	{Code: "id_bank_qris_idr", Currency: "IDR", Family: QR, Description: "QRIS",
-		MinMinor: units("IDR", 1_000), MaxMinor: units("IDR", 10_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("IDR", 1_000), MaxMinor: money.UnitsOf("IDR", 10_000_000), Refundable: true, Cancellable: true,
 		FeeBPS: 70},
 	{Code: "vn_vietqr_vnd", Currency: "VND", Family: QR, Description: "VietQR bank transfer",
-		MinMinor: units("VND", 10_000), MaxMinor: units("VND", 500_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("VND", 10_000), MaxMinor: money.UnitsOf("VND", 500_000_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pIP, pPhone, {Name: "transliterate", Type: "boolean", Label: "transliterate Vietnamese names"}}, FeeBPS: 60},
 	{Code: "kr_bank_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean bank transfer to a virtual account",
-		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("KRW", 1_000), MaxMinor: money.UnitsOf("KRW", 50_000_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pUserName}, FeeBPS: 80},
 	{Code: "kr_bank_va_kyc_krw", Currency: "KRW", Family: VirtualAccount, Description: "Korean virtual account with KYC and OTP",
-		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("KRW", 1_000), MaxMinor: money.UnitsOf("KRW", 50_000_000), Refundable: true, Cancellable: true,
 		RequireContact: true, RequireKYC: true, OTP: true, Params: []param.Param{pUserName, pPhone}, FeeBPS: 90},
 	{Code: "jp_bank_jpy", Currency: "JPY", Family: BankTransfer, Description: "Japanese domestic bank transfer (Zengin)",
-		MinMinor: units("JPY", 100), MaxMinor: units("JPY", 10_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("JPY", 100), MaxMinor: money.UnitsOf("JPY", 10_000_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pUserID, pUserName, pIP, pFirstKana, pLastKana, pPhone, pEmail}, FeeBPS: 100},
 	{Code: "th_qrpay_thb", Currency: "THB", Family: QR, Description: "Thai QR payment (PromptPay) or manual bank transfer",
-		MinMinor: units("THB", 20), MaxMinor: units("THB", 2_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("THB", 20), MaxMinor: money.UnitsOf("THB", 2_000_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pFirstName, pLastName, pPhone, {Name: "bank_code", Type: "string", Mandatory: true, Label: "payer's bank code", Check: param.Code}},
 		FeeBPS: 80},
 	{Code: "ph_ewallet_gcash_php", Currency: "PHP", Family: Redirect, Description: "GCash e-wallet",
-		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("PHP", 20), MaxMinor: money.UnitsOf("PHP", 100_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 230},
 	{Code: "ph_bank_maya_php", Currency: "PHP", Family: Redirect, Description: "Maya",
-		MinMinor: units("PHP", 20), MaxMinor: units("PHP", 100_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("PHP", 20), MaxMinor: money.UnitsOf("PHP", 100_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pUserIDOpt, {Name: "product_name", Type: "string", Label: "product name", Check: param.Text(100)}, pCallbackOpt, pFailureCallback},
 		FeeBPS: 200},
 	{Code: "my_bank_fpx_myr", Currency: "MYR", Family: Redirect, Description: "FPX online banking",
-		MinMinor: units("MYR", 1), MaxMinor: units("MYR", 30_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("MYR", 1), MaxMinor: money.UnitsOf("MYR", 30_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 120},
 	{Code: "gh_mobile_money_ghs", Currency: "GHS", Family: MobileMoney, Description: "Ghana mobile money",
-		MinMinor: units("GHS", 1), MaxMinor: units("GHS", 10_000), Refundable: false, Cancellable: true, OTP: true,
+		MinMinor: money.UnitsOf("GHS", 1), MaxMinor: money.UnitsOf("GHS", 10_000), Refundable: false, Cancellable: true, OTP: true,
 		Params: []param.Param{pPhone}, FeeBPS: 250},
 	{Code: "ke_mobile_money_kes", Currency: "KES", Family: MobileMoney, Description: "Kenya mobile money (M-Pesa)",
-		MinMinor: units("KES", 10), MaxMinor: units("KES", 150_000), Refundable: false, Cancellable: true, OTP: true,
+		MinMinor: money.UnitsOf("KES", 10), MaxMinor: money.UnitsOf("KES", 150_000), Refundable: false, Cancellable: true, OTP: true,
 		Params: []param.Param{pPhone}, FeeBPS: 250},
 	{Code: "cm_mobile_money_xaf", Currency: "XAF", Family: MobileMoney, Description: "Cameroon mobile money",
-		MinMinor: units("XAF", 100), MaxMinor: units("XAF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
+		MinMinor: money.UnitsOf("XAF", 100), MaxMinor: money.UnitsOf("XAF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
 		Params: []param.Param{pPhone}, FeeBPS: 300},
 	{Code: "ci_mobile_money_xof", Currency: "XOF", Family: MobileMoney, Description: "Côte d'Ivoire mobile money",
-		MinMinor: units("XOF", 100), MaxMinor: units("XOF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
+		MinMinor: money.UnitsOf("XOF", 100), MaxMinor: money.UnitsOf("XOF", 1_000_000), Refundable: false, Cancellable: true, OTP: true,
 		Params: []param.Param{pPhone}, FeeBPS: 300},
 	{Code: "ug_bank_ugx", Currency: "UGX", Family: VirtualAccount, Description: "Uganda bank transfer",
-		MinMinor: units("UGX", 15_000), MaxMinor: units("UGX", 36_000_000), Refundable: true, Cancellable: true, OffByDefault: true,
+		MinMinor: money.UnitsOf("UGX", 15_000), MaxMinor: money.UnitsOf("UGX", 36_000_000), Refundable: true, Cancellable: true, OffByDefault: true,
 		Params: []param.Param{{Name: "user_type", Type: "string", Mandatory: true, Label: "individual or business", Check: param.OneOf("individual", "business")},
 			{Name: "first_name", Type: "string", Label: "first name (individual)", Check: param.Text(100)},
 			{Name: "last_name", Type: "string", Label: "last name (individual)", Check: param.Text(100)},
@@ -139,10 +127,10 @@ var catalogue = []Method{
 			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}},
 		FeeBPS: 150},
 	{Code: "kh_pay_khr", Currency: "KHR", Family: Redirect, Description: "Cambodian bank payment",
-		MinMinor: units("KHR", 400), MaxMinor: units("KHR", 40_000_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("KHR", 400), MaxMinor: money.UnitsOf("KHR", 40_000_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 150},
 	{Code: "us_pay_usd", Currency: "USD", Family: Redirect, Description: "US online payment",
-		MinMinor: units("USD", 1), MaxMinor: units("USD", 10_000), Refundable: true, Cancellable: true,
+		MinMinor: money.UnitsOf("USD", 1), MaxMinor: money.UnitsOf("USD", 10_000), Refundable: true, Cancellable: true,
 		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
 }
 

@@ -87,18 +87,18 @@ var (
 // are payd's decisions, published by GET /v2/payouts/payout_methods.
 var catalogue = []Method{
 	{Code: "au_bank_aud", Currency: "AUD", Description: "Australian bank transfer (BSB and account number)",
-		MinMinor: units("AUD", 1), MaxMinor: units("AUD", 1_000_000), FeeFixedMinor: 50,
+		MinMinor: money.UnitsOf("AUD", 1), MaxMinor: money.UnitsOf("AUD", 1_000_000), FeeFixedMinor: 50,
 		Params: []param.Param{
 			{Name: "bsb", Type: "string", Mandatory: true, Label: "BSB (6 digits)", Check: matches(bsbPattern, "must be 6 digits")},
 			{Name: "account_number", Type: "string", Mandatory: true, Label: "account number", Check: matches(auAccount, "must be 5 to 9 digits")},
 			pAccountName}},
 	{Code: "au_payid_npp_aud", Currency: "AUD", Description: "PayID over the New Payments Platform",
-		MinMinor: units("AUD", 1), MaxMinor: units("AUD", 100_000), FeeFixedMinor: 30,
+		MinMinor: money.UnitsOf("AUD", 1), MaxMinor: money.UnitsOf("AUD", 100_000), FeeFixedMinor: 30,
 		Params: []param.Param{
 			{Name: "pay_id", Type: "string", Mandatory: true, Label: "recipient's PayID (email, phone, ABN or organisation id)", Check: param.Text(256)},
 			{Name: "pay_id_type", Type: "string", Mandatory: true, Label: "EMAIL, PHONE, ABN or ORGANISATION_ID", Check: payIDType}}},
 	{Code: "jp_bank_jpy", Currency: "JPY", Description: "Japanese bank transfer (Zengin)", BankField: "bank_code",
-		MinMinor: units("JPY", 1), MaxMinor: units("JPY", 100_000_000), FeeFixedMinor: units("JPY", 250),
+		MinMinor: money.UnitsOf("JPY", 1), MaxMinor: money.UnitsOf("JPY", 100_000_000), FeeFixedMinor: money.UnitsOf("JPY", 250),
 		Params: []param.Param{
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "Zengin bank code (4 digits)", Check: matches(zenginBank, "must be a 4-digit Zengin bank code")},
 			{Name: "branch_code", Type: "string", Mandatory: true, Label: "Zengin branch code (3 digits)", Check: matches(zenginBranch, "must be a 3-digit Zengin branch code")},
@@ -106,33 +106,33 @@ var catalogue = []Method{
 			{Name: "account_name", Type: "string", Mandatory: true, Label: "account holder's name in katakana", Check: param.Katakana},
 			{Name: "account_type", Type: "string", Mandatory: true, Label: "ordinary or current", Check: param.OneOf("ordinary", "current")}}},
 	{Code: "vn_bank_vnd", Currency: "VND", Description: "Vietnamese bank transfer (NAPAS)", BankField: "bank_code",
-		MinMinor: units("VND", 10_000), MaxMinor: units("VND", 500_000_000), FeeBPS: 50,
+		MinMinor: money.UnitsOf("VND", 10_000), MaxMinor: money.UnitsOf("VND", 500_000_000), FeeBPS: 50,
 		Params: []param.Param{
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "NAPAS bank BIN (6 digits)", Check: matches(napasBIN, "must be a 6-digit NAPAS BIN")},
 			pAccountNo, pAccountName}},
 	{Code: "id_bank_idr", Currency: "IDR", Description: "Indonesian bank transfer", BankField: "bank_code",
-		MinMinor: units("IDR", 10_000), MaxMinor: units("IDR", 500_000_000), FeeFixedMinor: units("IDR", 4_000),
+		MinMinor: money.UnitsOf("IDR", 10_000), MaxMinor: money.UnitsOf("IDR", 500_000_000), FeeFixedMinor: money.UnitsOf("IDR", 4_000),
 		Params: []param.Param{
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "the bank's SWIFT/BIC code (checked by shape: payd ships no Indonesian bank directory)", Check: matches(swiftPattern, "must be a SWIFT/BIC code (for example BMRIIDJA)")},
 			pAccountNo, pAccountName,
 			{Name: "description", Type: "string", Label: "transfer description", Check: param.Text(140)}}},
 	{Code: "kr_bank_krw", Currency: "KRW", Description: "Korean bank transfer", BankField: "bank_code",
-		MinMinor: units("KRW", 1_000), MaxMinor: units("KRW", 50_000_000), FeeFixedMinor: units("KRW", 500),
+		MinMinor: money.UnitsOf("KRW", 1_000), MaxMinor: money.UnitsOf("KRW", 50_000_000), FeeFixedMinor: money.UnitsOf("KRW", 500),
 		Params: []param.Param{
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "the bank's code (checked by shape: payd ships no directory for this country)", Check: param.Code},
 			pAccountNo, pAccountName}},
 	{Code: "us_bank_usd", Currency: "USD", Description: "US dollar bank transfer (SWIFT)",
-		MinMinor: units("USD", 1), MaxMinor: units("USD", 1_000_000), FeeFixedMinor: units("USD", 15),
+		MinMinor: money.UnitsOf("USD", 1), MaxMinor: money.UnitsOf("USD", 1_000_000), FeeFixedMinor: money.UnitsOf("USD", 15),
 		Params: []param.Param{pSwift, pAccountNo, pAccountName,
 			{Name: "address", Type: "string", Mandatory: true, Label: "account holder's address", Check: param.Text(255)}}},
 	{Code: "th_bank_thb", Currency: "THB", Description: "Thai bank transfer",
-		MinMinor: units("THB", 300), MaxMinor: units("THB", 2_000_000), FeeFixedMinor: units("THB", 10),
+		MinMinor: money.UnitsOf("THB", 300), MaxMinor: money.UnitsOf("THB", 2_000_000), FeeFixedMinor: money.UnitsOf("THB", 10),
 		Params: []param.Param{pAccountNo, pAccountName,
 			{Name: "description", Type: "string", Mandatory: true, Label: "transfer description", Check: param.Text(140)},
 			{Name: "type", Type: "string", Mandatory: true, Label: "individual or corporate", Check: param.OneOf("individual", "corporate")},
 			pSwift}},
 	{Code: "ug_bank_ugx", Currency: "UGX", Description: "Ugandan bank transfer", BankField: "bank_code",
-		MinMinor: units("UGX", 15_000), MaxMinor: units("UGX", 36_000_000), FeeBPS: 150,
+		MinMinor: money.UnitsOf("UGX", 15_000), MaxMinor: money.UnitsOf("UGX", 36_000_000), FeeBPS: 150,
 		Params: []param.Param{pAccountNo, pAccountName,
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "the bank's code (checked by shape: payd ships no directory for this country)", Check: param.Code},
 			{Name: "payment_reason", Type: "string", Mandatory: true, Label: strings.Join(PaymentReasons, ", "), Check: param.OneOf(PaymentReasons...)},
@@ -140,18 +140,6 @@ var catalogue = []Method{
 			{Name: "phone", Type: "string", Label: "recipient's phone (individual)", Check: param.Phone},
 			{Name: "business_name", Type: "string", Label: "business name (business)", Check: param.Text(200)},
 			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}}},
-}
-
-// units converts whole currency units to minor units for the catalogue.
-func units(code string, n int64) int64 {
-	c, err := money.Lookup(code)
-	if err != nil {
-		panic("payout catalogue: " + err.Error())
-	}
-	for range c.Digits {
-		n *= 10
-	}
-	return n
 }
 
 // byCode indexes the catalogue, whose entries it checks once, at start.
