@@ -11,9 +11,13 @@
 // A job belongs to the merchant whose clock it runs on (Options.ClockOf; none
 // for a job on the real clock), and the queue is keyed by that merchant
 // (jobs.merchant_id, empty for none): on Citus a merchant's jobs live on its
-// shard, so enqueuing and running one stays on that shard. Citus cannot lock
-// rows of a query across shards, so there a worker first reads which
-// merchants have due jobs, then claims one merchant's (runAcross).
+// shard, so enqueuing and running one stays on that shard. On PostgreSQL and
+// Citus a worker first learns which merchants have due jobs, then claims and
+// runs one merchant's at a time (runAcross), in that merchant's store lane
+// (store.MerchantLane): its jobs are group-committed with its requests
+// instead of taking turns with them on its balance rows (a batch of payout
+// outcomes and new payouts on the same account), and on Citus, which cannot
+// lock rows of a query across shards, each claim stays on one shard.
 package job
 
 import (
@@ -303,7 +307,7 @@ func (q *Queue) releaseStale(ctx context.Context) {
 			q.log.Error("job queue: release stale held jobs", "err", err)
 		case n > 0:
 			q.log.Info("job queue: released jobs held for a lane run that did not come", "jobs", n)
-			q.hint(merchants...) // on Citus, workers run hinted merchants' jobs first
+			q.hint(merchants...) // workers run hinted merchants' jobs first
 			q.Wake()
 		}
 		select {
@@ -406,16 +410,18 @@ func (q *Queue) worker(ctx context.Context) {
 	}
 }
 
-// runAny runs a batch of due jobs of any merchant, for a worker. On Citus,
-// where learning which merchants have due jobs asks every shard, it asks at
-// most once a PollInterval across the process's workers, and hints the
-// merchants it learns of; it runs the hinted merchants' jobs (those this
-// process has enqueued, or learned of), a batch at a time. The question is
-// asked on time even while hints keep coming, so jobs that become due with
-// time, or that other processes enqueue, are not left behind a busy
-// process's own.
+// runAny runs a batch of due jobs of any merchant, for a worker. On SQLite,
+// where every write goes through one lane anyway, it claims across
+// merchants. On PostgreSQL and Citus, where learning which merchants have due
+// jobs reads every due job (on Citus, asks every shard), it asks at most once
+// a PollInterval across the process's workers, and hints the merchants it
+// learns of; it runs the hinted merchants' jobs (those this process has
+// enqueued, or learned of), a batch at a time, each in its merchant's lane
+// (runAcross). The question is asked on time even while hints keep coming,
+// so jobs that become due with time, or that other processes enqueue, are
+// not left behind a busy process's own.
 func (q *Queue) runAny(ctx context.Context) (int, error) {
-	if !q.db.Citus() {
+	if q.db.Dialect() == store.SQLite {
 		return q.runBatch(ctx, scope{all: true}, claimBatch)
 	}
 	q.hintMu.Lock()
@@ -443,9 +449,9 @@ func (q *Queue) runAny(ctx context.Context) (int, error) {
 	return q.runAcross(ctx, now, bound, q.takeHinted(), claimBatch)
 }
 
-// hint records merchants with jobs due, for runAny (Citus only).
+// hint records merchants with jobs due, for runAny (not on SQLite).
 func (q *Queue) hint(merchants ...string) {
-	if !q.db.Citus() || len(merchants) == 0 {
+	if q.db.Dialect() == store.SQLite || len(merchants) == 0 {
 		return
 	}
 	q.hintMu.Lock()
@@ -552,9 +558,9 @@ func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, e
 }
 
 // runAcross claims and runs up to limit jobs of merchants due at now (bound
-// as in dueWhere), one transaction per merchant (on its shard, on Citus),
-// and returns how many it claimed. A merchant whose batch was full may have
-// more: it is hinted again.
+// as in dueWhere), one transaction per merchant (on its shard, on Citus), in
+// the merchant's lane, and returns how many it claimed. A merchant whose
+// batch was full may have more: it is hinted again.
 func (q *Queue) runAcross(ctx context.Context, now, bound int64, merchants []string, limit int) (int, error) {
 	ran := 0
 	for i, m := range merchants {
@@ -562,7 +568,11 @@ func (q *Queue) runAcross(ctx context.Context, now, bound int64, merchants []str
 			q.hint(merchants[i:]...)
 			break
 		}
-		n, err := q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) {
+		lane := ctx
+		if m != "" {
+			lane = store.WithLane(ctx, store.MerchantLane(m))
+		}
+		n, err := q.runJobs(lane, func(tx *store.Tx) ([]Job, error) {
 			return q.claim(ctx, tx, now, bound, scope{merchant: m}, limit-ran)
 		})
 		if err != nil {

@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -467,6 +468,57 @@ func TestHeldJobOfAStoppedProcessIsReleased(t *testing.T) {
 		}
 		if got := count(t, db, `SELECT count(*) FROM jobs`); got != 0 {
 			t.Errorf("%d jobs left, want 0", got)
+		}
+	})
+}
+
+// TestWorkersRunAMerchantsJobsInItsLane: on PostgreSQL and Citus a worker
+// runs a merchant's jobs in that merchant's store lane, where its requests
+// are group-committed (store.MerchantLane), so that they do not take turns
+// with the jobs on its rows; a job of no merchant runs in no lane. On SQLite
+// every write shares one lane and the context names none.
+func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchants := []string{newMerchant(t, db), newMerchant(t, db), ""}
+		q, _ := newQueue(db, clock.NewManual(t0))
+		var mu sync.Mutex
+		lanes := map[string]string{} // payload (the job's merchant) → the lane it ran in
+		done := newCompletions(2 * len(merchants))
+		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			var m string
+			if err := json.Unmarshal(j.Payload, &m); err != nil {
+				return err
+			}
+			mu.Lock()
+			if prev, seen := lanes[m]; seen && prev != store.LaneOf(ctx) {
+				lanes[m] = "two lanes: " + prev + ", " + store.LaneOf(ctx)
+			} else {
+				lanes[m] = store.LaneOf(ctx)
+			}
+			mu.Unlock()
+			tx.AfterCommit(done.commit)
+			return nil
+		})
+		for _, m := range merchants {
+			for range 2 {
+				enqueue(t, q, db, "work", m, job.Options{ClockOf: m})
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { q.Run(ctx, 2); close(stopped) }()
+		done.wait(t, 30*time.Second)
+		cancel()
+		<-stopped
+		for _, m := range merchants {
+			want := store.MerchantLane(m)
+			if m == "" || db.Dialect() == store.SQLite {
+				want = ""
+			}
+			if got := lanes[m]; got != want {
+				t.Errorf("the jobs of merchant %q ran in lane %q, want %q", m, got, want)
+			}
 		}
 	})
 }
