@@ -75,8 +75,8 @@ type Queue struct {
 	laneCtx  context.Context
 	laneRuns sync.WaitGroup
 	// hintMu guards hinted, the merchants of due jobs this process has
-	// enqueued (Citus only, see runAny), and polledAt, when a worker last
-	// asked every shard for due jobs.
+	// enqueued (not on SQLite, see runAny), and polledAt, when a worker last
+	// asked which merchants have due jobs (on Citus, every shard).
 	hintMu   sync.Mutex
 	hinted   map[string]bool
 	polledAt time.Time
