@@ -73,21 +73,30 @@ func EmbedOrigins(ctx context.Context, q store.Querier, merchantID string) ([]st
 }
 
 // SetEmbedOrigins replaces merchantID's embedding origins (payd merchant
-// update --embed-origins, the portal's developers page) and returns them as
+// update --embed-origins) in a transaction of its own, as WriteEmbedOrigins
+// does.
+func (s *Service) SetEmbedOrigins(ctx context.Context, merchantID string, origins []string) ([]string, error) {
+	var list []string
+	err := s.db.Exec(ctx, func(tx *store.Tx) (err error) {
+		list, err = WriteEmbedOrigins(ctx, tx, merchantID, origins)
+		return err
+	})
+	return list, err
+}
+
+// WriteEmbedOrigins replaces merchantID's embedding origins in tx (the
+// portal's developers page, with its audit entry) and returns them as
 // stored: normalised, without repeats. An empty list allows only each
 // link's own success origin.
-func (s *Service) SetEmbedOrigins(ctx context.Context, merchantID string, origins []string) ([]string, error) {
+func WriteEmbedOrigins(ctx context.Context, tx *store.Tx, merchantID string, origins []string) ([]string, error) {
 	list, err := checkOrigins(origins)
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Exec(ctx, func(tx *store.Tx) error {
-		ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE merchants SET embed_origins = $1 WHERE id = $2`, strings.Join(list, ","), merchantID))
-		if err == nil && !ok {
-			return fault.NotFoundf("no merchant %s", merchantID)
-		}
-		return err
-	})
+	ok, err := store.OneRow(tx.ExecContext(ctx, `UPDATE merchants SET embed_origins = $1 WHERE id = $2`, strings.Join(list, ","), merchantID))
+	if err == nil && !ok {
+		return nil, fault.NotFoundf("no merchant %s", merchantID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("set embed origins of %s: %w", merchantID, err)
 	}

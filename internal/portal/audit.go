@@ -67,11 +67,6 @@ func (s *Service) AuditPage(ctx context.Context, merchantID string, page, perPag
 	return out, total, rows.Err()
 }
 
-// Record appends an entry in a transaction of its own.
-func (s *Service) Record(ctx context.Context, e Entry) error {
-	return s.Change(ctx, func(*store.Tx) (Entry, error) { return e, nil })
-}
-
 // Change makes a change another service owns and appends the entry it
 // returns in the same transaction: the change never commits without its
 // audit row.

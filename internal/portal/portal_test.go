@@ -293,7 +293,8 @@ func TestAuditLogRefusesChanges(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
 		m := e.Merchant(t, "AUD")["AUD"]
-		if err := e.Portal.Record(ctx, portal.Entry{MerchantID: m.MerchantID, Actor: "a@shop.example", Action: "login", Subject: "a@shop.example", Client: "192.0.2.1"}); err != nil {
+		entry := portal.Entry{MerchantID: m.MerchantID, Actor: "a@shop.example", Action: "login", Subject: "a@shop.example", Client: "192.0.2.1"}
+		if err := e.Portal.Change(ctx, func(*store.Tx) (portal.Entry, error) { return entry, nil }); err != nil {
 			t.Fatal(err)
 		}
 		for _, stmt := range []string{`UPDATE audit_log SET actor = 'someone else'`, `DELETE FROM audit_log`} {

@@ -623,11 +623,12 @@ func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s 
 	for _, o := range strings.Split(raw, ",") {
 		list = append(list, strings.TrimSpace(o))
 	}
-	origins, err := h.Merchants.SetEmbedOrigins(r.Context(), s.MerchantID, list)
-	if err == nil {
-		err = h.Portal.Record(r.Context(), portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "embed_origins_updated",
-			Subject: s.MerchantID, Detail: strings.Join(origins, ","), Client: h.client(r)})
-	}
+	// The change commits with its audit entry, or neither does.
+	err := h.Portal.Change(r.Context(), func(tx *store.Tx) (portal.Entry, error) {
+		origins, err := merchant.WriteEmbedOrigins(r.Context(), tx, s.MerchantID, list)
+		return portal.Entry{MerchantID: s.MerchantID, Actor: s.Email, Action: "embed_origins_updated",
+			Subject: s.MerchantID, Detail: strings.Join(origins, ","), Client: h.client(r)}, err
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
