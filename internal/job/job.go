@@ -544,12 +544,15 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 // acrossMerchants bounds how many merchants with due jobs dueMerchants reads.
 const acrossMerchants = 16
 
-// dueMerchants lists some merchants with due jobs (up to acrossMerchants,
-// in a random order, so that workers spread over them), for runAcross.
+// dueMerchants lists the merchants whose due jobs have waited longest (up to
+// acrossMerchants, in a random order, so that workers spread over them), for
+// runAcross: with more merchants due than that, a busy merchant's jobs do
+// not keep the others' waiting.
 func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, error) {
 	// It spans merchants: a multi-shard read, without locks.
 	merchants, err := store.QueryColumn[string](ctx, q.db.Read(),
-		`SELECT DISTINCT j.merchant_id FROM jobs j WHERE `+dueWhere+` `+store.Limit(acrossMerchants), now, bound)
+		`SELECT j.merchant_id FROM jobs j WHERE `+dueWhere+`
+		GROUP BY j.merchant_id ORDER BY min(j.run_at)`+store.Limit(acrossMerchants), now, bound)
 	if err != nil {
 		return nil, fmt.Errorf("find due jobs: %w", err)
 	}

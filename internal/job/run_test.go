@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -519,6 +520,55 @@ func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
 			if got := lanes[m]; got != want {
 				t.Errorf("the jobs of merchant %q ran in lane %q, want %q", m, got, want)
 			}
+		}
+	})
+}
+
+// TestWorkersTakeTheLongestWaitingMerchantsFirst: with more merchants due
+// than a worker reads at once, the merchants whose due jobs have waited
+// longest go first, whatever their ids: forty merchants have a job each,
+// enqueued by another process (no hints), the last by id waiting longest;
+// workers that poll once run sixteen, and its job is among them.
+func TestWorkersTakeTheLongestWaitingMerchantsFirst(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() == store.SQLite {
+			t.Skip("on SQLite workers claim across merchants, oldest job first")
+		}
+		const merchants, oldest = 40, "M39"
+		for i := range merchants {
+			id := fmt.Sprintf("M%02d", i)
+			exec(t, db, `INSERT INTO merchants (id, name, country, timezone, webhook_secret, created_at)
+				VALUES ($1, 'Test Merchant', 'JP', 'Asia/Tokyo', 'whsec_test', 0)`, id)
+			waited := time.Minute
+			if id == oldest {
+				waited = time.Hour
+			}
+			exec(t, db, `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, created_at)
+				VALUES ('work', $1, $2, $3, 3, 'available', $3)`, id, `"`+id+`"`, t0.Add(-waited).UnixMilli())
+		}
+		q, _ := newQueue(db, clock.NewManual(t0))
+		q.PollInterval = time.Hour // one look for due merchants, at start
+		var mu sync.Mutex
+		var ran []string
+		done := newCompletions(16)
+		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			mu.Lock()
+			ran = append(ran, j.ClockOf)
+			mu.Unlock()
+			tx.AfterCommit(done.commit)
+			return nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { q.Run(ctx, 2); close(stopped) }()
+		done.wait(t, 30*time.Second)
+		cancel()
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(ran, oldest) {
+			t.Errorf("the workers ran %v, not the job of %s, which had waited longest", ran, oldest)
 		}
 	})
 }
