@@ -506,12 +506,7 @@ func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
 				enqueue(t, q, db, "work", m, job.Options{ClockOf: m})
 			}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { q.Run(ctx, 2); close(stopped) }()
-		done.wait(t, 30*time.Second)
-		cancel()
-		<-stopped
+		runUntilDone(t, q, done)
 		for _, m := range merchants {
 			want := store.MerchantLane(m)
 			if m == "" || db.Dialect() == store.SQLite {
@@ -559,16 +554,23 @@ func TestWorkersTakeTheLongestWaitingMerchantsFirst(t *testing.T) {
 			tx.AfterCommit(done.commit)
 			return nil
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { q.Run(ctx, 2); close(stopped) }()
-		done.wait(t, 30*time.Second)
-		cancel()
-		<-stopped
+		runUntilDone(t, q, done)
 		mu.Lock()
 		defer mu.Unlock()
 		if !slices.Contains(ran, oldest) {
 			t.Errorf("the workers ran %v, not the job of %s, which had waited longest", ran, oldest)
 		}
 	})
+}
+
+// runUntilDone works q with two workers until done has seen all its
+// commits, then stops them.
+func runUntilDone(t *testing.T, q *job.Queue, done *completions) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { q.Run(ctx, 2); close(stopped) }()
+	done.wait(t, 30*time.Second)
+	cancel()
+	<-stopped
 }
