@@ -13,7 +13,8 @@
 // (jobs.merchant_id, empty for none): on Citus a merchant's jobs live on its
 // shard, so enqueuing and running one stays on that shard. On PostgreSQL and
 // Citus a worker first learns which merchants have due jobs, then claims and
-// runs one merchant's at a time (runAcross), in that merchant's store lane
+// runs each merchant's in a transaction of its own (runAcross, a few
+// merchants side by side), in that merchant's store lane
 // (store.MerchantLane): its jobs are group-committed with its requests
 // instead of taking turns with them on its balance rows (a batch of payout
 // outcomes and new payouts on the same account), and on Citus, which cannot
@@ -23,6 +24,7 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -416,7 +418,7 @@ func (q *Queue) worker(ctx context.Context) {
 // jobs reads every due job (on Citus, asks every shard), it asks at most once
 // a PollInterval across the process's workers, and hints the merchants it
 // learns of; it runs the hinted merchants' jobs (those this process has
-// enqueued, or learned of), a batch at a time, each in its merchant's lane
+// enqueued, or learned of), a batch each, in its merchant's lane
 // (runAcross). The question is asked on time even while hints keep coming,
 // so jobs that become due with time, or that other processes enqueue, are
 // not left behind a busy process's own.
@@ -527,7 +529,8 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 		if err != nil {
 			return 0, err
 		}
-		return q.runAcross(ctx, now, bound, merchants, limit)
+		// runAcross takes up to limit jobs of each merchant.
+		return q.runAcross(ctx, now, bound, merchants[:min(len(merchants), limit)], limit)
 	}
 	// A cheap look on the read path first: idle polling must not take
 	// SQLite's write lock. Of every merchant, it spans merchants (not on
@@ -560,35 +563,48 @@ func (q *Queue) dueMerchants(ctx context.Context, now, bound int64) ([]string, e
 	return merchants, nil
 }
 
-// runAcross claims and runs up to limit jobs of merchants due at now (bound
-// as in dueWhere), one transaction per merchant (on its shard, on Citus), in
-// the merchant's lane, and returns how many it claimed. A merchant whose
-// batch was full may have more: it is hinted again.
+// runAcross claims and runs up to limit jobs of each of merchants due at
+// now (bound as in dueWhere), one transaction per merchant (on its shard, on
+// Citus), in the merchant's lane, up to acrossAtOnce merchants at once (their
+// commits, apart, would otherwise follow one another), and returns how many
+// it claimed. A merchant whose batch was full may have more: it is hinted
+// again.
 func (q *Queue) runAcross(ctx context.Context, now, bound int64, merchants []string, limit int) (int, error) {
-	ran := 0
-	for i, m := range merchants {
-		if ran >= limit {
-			q.hint(merchants[i:]...)
-			break
-		}
-		lane := ctx
-		if m != "" {
-			lane = store.WithLane(ctx, store.MerchantLane(m))
-		}
-		n, err := q.runJobs(lane, func(tx *store.Tx) ([]Job, error) {
-			return q.claim(ctx, tx, now, bound, scope{merchant: m}, limit-ran)
+	var (
+		mu   sync.Mutex
+		ran  int
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, acrossAtOnce)
+	)
+	for _, m := range merchants {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			lane := ctx
+			if m != "" {
+				lane = store.WithLane(ctx, store.MerchantLane(m))
+			}
+			n, err := q.runJobs(lane, func(tx *store.Tx) ([]Job, error) {
+				return q.claim(ctx, tx, now, bound, scope{merchant: m}, limit)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			ran += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if err != nil || n == limit {
+				q.hint(m)
+			}
 		})
-		if err != nil {
-			q.hint(merchants[i:]...)
-			return ran, err
-		}
-		if n == limit-ran {
-			q.hint(m)
-		}
-		ran += n
 	}
-	return ran, nil
+	wg.Wait()
+	return ran, errors.Join(errs...)
 }
+
+// acrossAtOnce bounds how many merchants' batches one worker runs at once.
+const acrossAtOnce = 4
 
 // runJobs runs the jobs that claim locks, in one transaction, and returns
 // how many it claimed.

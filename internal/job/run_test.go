@@ -574,3 +574,50 @@ func runUntilDone(t *testing.T, q *job.Queue, done *completions) {
 	cancel()
 	<-stopped
 }
+
+// TestAWorkerRunsSeveralMerchantsAtOnce: one worker runs the batches of
+// several merchants side by side, each in its merchant's lane (a
+// transaction and a commit each), so that many merchants with a few jobs
+// each are not run one commit after another: four merchants' jobs, each of
+// which waits until all four have started, all run with one worker.
+func TestAWorkerRunsSeveralMerchantsAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() == store.SQLite {
+			t.Skip("on SQLite one writer runs every batch")
+		}
+		const merchants = 4
+		for range merchants {
+			m := newMerchant(t, db)
+			exec(t, db, `INSERT INTO jobs (kind, merchant_id, payload, run_at, max_attempts, state, created_at)
+				VALUES ('work', $1, '{}', $2, 3, 'available', $2)`, m, t0.UnixMilli())
+		}
+		q, _ := newQueue(db, clock.NewManual(t0))
+		var started atomic.Int32
+		all := make(chan struct{})
+		var alone atomic.Bool
+		done := newCompletions(merchants)
+		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+			if started.Add(1) == merchants {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+				alone.Store(true)
+				return fmt.Errorf("the other merchants' jobs did not start beside this one")
+			}
+			tx.AfterCommit(done.commit)
+			return nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { q.Run(ctx, 1); close(stopped) }()
+		done.wait(t, 30*time.Second)
+		cancel()
+		<-stopped
+		if alone.Load() {
+			t.Errorf("a merchant's job waited alone: one worker ran the merchants one after another")
+		}
+	})
+}
