@@ -506,7 +506,7 @@ func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
 				enqueue(t, q, db, "work", m, job.Options{ClockOf: m})
 			}
 		}
-		runUntilDone(t, q, done)
+		runUntilDone(t, q, 2, done)
 		for _, m := range merchants {
 			want := store.MerchantLane(m)
 			if m == "" || db.Dialect() == store.SQLite {
@@ -554,7 +554,7 @@ func TestWorkersTakeTheLongestWaitingMerchantsFirst(t *testing.T) {
 			tx.AfterCommit(done.commit)
 			return nil
 		})
-		runUntilDone(t, q, done)
+		runUntilDone(t, q, 2, done)
 		mu.Lock()
 		defer mu.Unlock()
 		if !slices.Contains(ran, oldest) {
@@ -563,13 +563,13 @@ func TestWorkersTakeTheLongestWaitingMerchantsFirst(t *testing.T) {
 	})
 }
 
-// runUntilDone works q with two workers until done has seen all its
-// commits, then stops them.
-func runUntilDone(t *testing.T, q *job.Queue, done *completions) {
+// runUntilDone works q with n workers until done has seen all its commits,
+// then stops them.
+func runUntilDone(t *testing.T, q *job.Queue, n int, done *completions) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
-	go func() { q.Run(ctx, 2); close(stopped) }()
+	go func() { q.Run(ctx, n); close(stopped) }()
 	done.wait(t, 30*time.Second)
 	cancel()
 	<-stopped
@@ -610,12 +610,7 @@ func TestAWorkerRunsSeveralMerchantsAtOnce(t *testing.T) {
 			tx.AfterCommit(done.commit)
 			return nil
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() { q.Run(ctx, 1); close(stopped) }()
-		done.wait(t, 30*time.Second)
-		cancel()
-		<-stopped
+		runUntilDone(t, q, 1, done)
 		if alone.Load() {
 			t.Errorf("a merchant's job waited alone: one worker ran the merchants one after another")
 		}
