@@ -34,35 +34,23 @@ type LinkMethod struct {
 	currency     money.Currency
 }
 
-// linkUnits converts whole units of code to minor units for the catalogue.
-func linkUnits(code string, n int64) int64 {
-	c, err := money.Lookup(code)
-	if err != nil {
-		panic("payin link catalogue: " + err.Error())
-	}
-	for range c.Digits {
-		n *= 10
-	}
-	return n
-}
-
 // linkMethods are the methods of Payment Gateway 3 (spec "Currency rules"
 // 2 and 3, CONTRACT §11). The spec gives the MWK minimum (2,000) and the UGX
 // range (15,000 to 36,000,000); the other bounds are what such rails
 // commonly take.
 var linkMethods = []LinkMethod{
 	{Code: "nz_card_nzd", Currency: "NZD", Kind: KindCard, Description: "Card (New Zealand dollars)",
-		MinMinor: linkUnits("NZD", 1), MaxMinor: linkUnits("NZD", 100_000)},
+		MinMinor: money.UnitsOf("NZD", 1), MaxMinor: money.UnitsOf("NZD", 100_000)},
 	{Code: "hk_card_hkd", Currency: "HKD", Kind: KindCard, Description: "Card (Hong Kong dollars)",
-		MinMinor: linkUnits("HKD", 5), MaxMinor: linkUnits("HKD", 800_000)},
+		MinMinor: money.UnitsOf("HKD", 5), MaxMinor: money.UnitsOf("HKD", 800_000)},
 	{Code: "mw_bank_mwk", Currency: "MWK", Kind: KindBank, Description: "Malawi bank transfer",
-		MinMinor: linkUnits("MWK", 2_000), MaxMinor: linkUnits("MWK", 50_000_000)},
+		MinMinor: money.UnitsOf("MWK", 2_000), MaxMinor: money.UnitsOf("MWK", 50_000_000)},
 	{Code: "tz_bank_tzs", Currency: "TZS", Kind: KindBank, Description: "Tanzania bank transfer",
-		MinMinor: linkUnits("TZS", 1_000), MaxMinor: linkUnits("TZS", 50_000_000)},
+		MinMinor: money.UnitsOf("TZS", 1_000), MaxMinor: money.UnitsOf("TZS", 50_000_000)},
 	{Code: "kh_khqr_usd", Currency: "USD", Kind: KindKHQR, Description: "KHQR (Bakong) in US dollars",
-		MinMinor: linkUnits("USD", 1), MaxMinor: linkUnits("USD", 10_000)},
+		MinMinor: money.UnitsOf("USD", 1), MaxMinor: money.UnitsOf("USD", 10_000)},
 	{Code: "ug_bank_ugx", Currency: "UGX", Kind: KindBank, Description: "Uganda bank transfer",
-		MinMinor: linkUnits("UGX", 15_000), MaxMinor: linkUnits("UGX", 36_000_000), OffByDefault: true},
+		MinMinor: money.UnitsOf("UGX", 15_000), MaxMinor: money.UnitsOf("UGX", 36_000_000), OffByDefault: true},
 }
 
 var linkMethodByCode = func() map[string]LinkMethod {

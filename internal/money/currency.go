@@ -126,10 +126,7 @@ func UnitsOf(code string, n int64) int64 {
 	if err != nil {
 		panic(err)
 	}
-	for range c.digits() {
-		n *= 10
-	}
-	return n
+	return n * int64(pow10[c.digits()])
 }
 
 // RoundsOnInput reports whether amounts in c are rounded to the currency's
