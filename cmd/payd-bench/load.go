@@ -25,9 +25,13 @@ type result struct {
 	// together: on a saturated machine the rate is the CPUs over this, and
 	// it varies less from run to run than the rate does.
 	CPUPerRequest float64 `json:"machine_cpu_ms_per_request" doc:"Machine CPU time per request (or per event delivered), in milliseconds."`
-	FirstError    string  `json:"first_error,omitempty"`
-	Reference     string  `json:"reference,omitempty"`
-	RatioToRef    float64 `json:"ratio_to_reference,omitempty" doc:"per_second over the reference's."`
+	// StealCPU is CPU the hypervisor took from the machine's virtual cores
+	// for others: not counted in MachineCPU, but a run with much of it
+	// measured a machine slower than it is.
+	StealCPU   float64 `json:"machine_steal_percent" doc:"CPU time the hypervisor gave to other guests during the scenario, in percent of one core (not in machine_cpu_percent)."`
+	FirstError string  `json:"first_error,omitempty"`
+	Reference  string  `json:"reference,omitempty"`
+	RatioToRef float64 `json:"ratio_to_reference,omitempty" doc:"per_second over the reference's."`
 	// P99RatioToRef is p99_ms over the reference's, for a row whose
 	// reference was offered the same rate (the half-peak row).
 	P99RatioToRef float64 `json:"p99_ratio_to_reference,omitempty"`
@@ -127,8 +131,9 @@ func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid in
 // cpuMeter measures the CPU a scenario uses: payd's, the load generator's
 // and the whole machine's.
 type cpuMeter struct {
-	pid                 int
-	payd, self, machine time.Duration
+	pid        int
+	payd, self time.Duration
+	machine    machineTime
 }
 
 func startCPU(pid int) cpuMeter {
@@ -142,15 +147,15 @@ func (m cpuMeter) stop(r *result, elapsed time.Duration) {
 		return
 	}
 	r.PaydCPU, r.BenchCPU = percentOf(cpuTime(m.pid)-m.payd, elapsed), percentOf(selfCPU()-m.self, elapsed)
-	setMachineCPU(r, machineCPU()-m.machine, elapsed, float64(r.Requests))
+	setMachineCPU(r, machineCPU().since(m.machine), elapsed, float64(r.Requests))
 }
 
-// setMachineCPU sets r's machine figures from the machine's busy time used
+// setMachineCPU sets r's machine figures from the machine's time used
 // over elapsed, in which requests were served.
-func setMachineCPU(r *result, used, elapsed time.Duration, requests float64) {
-	r.MachineCPU = percentOf(used, elapsed)
+func setMachineCPU(r *result, used machineTime, elapsed time.Duration, requests float64) {
+	r.MachineCPU, r.StealCPU = percentOf(used.busy, elapsed), percentOf(used.steal, elapsed)
 	if requests > 0 {
-		r.CPUPerRequest = float64(used.Microseconds()) / 1000 / requests
+		r.CPUPerRequest = float64(used.busy.Microseconds()) / 1000 / requests
 	}
 }
 

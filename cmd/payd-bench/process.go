@@ -174,28 +174,46 @@ func peakRSS(pid int) float64 {
 	return 0
 }
 
-// machineCPU is the CPU time every core of the machine has spent busy
-// since boot (/proc/stat: all but idle and iowait).
-func machineCPU() time.Duration {
+// machineTime is the CPU time every core of the machine has spent busy
+// since boot, and the time the hypervisor gave the machine's virtual cores
+// to others (steal), which is no work of this machine's and so not busy.
+type machineTime struct{ busy, steal time.Duration }
+
+func (m machineTime) since(before machineTime) machineTime {
+	return machineTime{busy: m.busy - before.busy, steal: m.steal - before.steal}
+}
+
+// machineCPU reads machineTime from /proc/stat.
+func machineCPU() machineTime {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0
+		return machineTime{}
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	return parseCPULine(line)
+}
+
+// parseCPULine reads the first line of /proc/stat ("cpu user nice system
+// idle iowait irq softirq steal …", in USER_HZ ticks): busy is all but idle,
+// iowait and steal.
+func parseCPULine(line string) machineTime {
+	fields := strings.Fields(line)
 	if len(fields) < 9 || fields[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, f := range fields[1:9] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, _ := strconv.ParseInt(f, 10, 64)
-		busy += n
+		return machineTime{}
 	}
 	const ticksPerSecond = 100 // USER_HZ on Linux
-	return time.Duration(busy) * time.Second / ticksPerSecond
+	var busy, steal int64
+	for i, f := range fields[1:9] {
+		n, _ := strconv.ParseInt(f, 10, 64)
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			steal = n
+		default:
+			busy += n
+		}
+	}
+	return machineTime{busy: time.Duration(busy) * time.Second / ticksPerSecond, steal: time.Duration(steal) * time.Second / ticksPerSecond}
 }
 
 // selfCPU is this process's CPU time (the load generator's share).

@@ -151,7 +151,7 @@ func pgbench(ctx context.Context, s settings, flag string, rate float64) (result
 	}
 	machineBefore, started := machineCPU(), time.Now()
 	out, err := exec.CommandContext(ctx, "pgbench", append(args, conn)...).CombinedOutput()
-	machine, took := machineCPU()-machineBefore, time.Since(started)
+	machine, took := machineCPU().since(machineBefore), time.Since(started)
 	if err != nil {
 		return result{}, fmt.Errorf("pgbench: %v\n%s", err, out)
 	}

@@ -21,7 +21,7 @@ func (r *report) print(w io.Writer) {
 	for _, db := range r.Databases {
 		fmt.Fprintf(w, "\n== %s (payd peak RSS %.1f MiB)\n", db.Database, db.PeakRSSMiB)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "scenario\tper s\tp50 ms\tp99 ms\terrors\tpayd CPU %\tbench CPU %\tmachine CPU %\tCPU ms/req\tvs reference\t")
+		fmt.Fprintln(tw, "scenario\tper s\tp50 ms\tp99 ms\terrors\tpayd CPU %\tbench CPU %\tmachine CPU %\tsteal %\tCPU ms/req\tvs reference\t")
 		for _, res := range db.Results {
 			vs := ""
 			switch {
@@ -30,15 +30,15 @@ func (r *report) print(w io.Writer) {
 			case res.Reference != "" && res.P99RatioToRef > 0:
 				vs = fmt.Sprintf("p99 %.2f× %s", res.P99RatioToRef, res.Reference)
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%d\t%.0f\t%.0f\t%.0f\t%.3f\t%s\t\n", res.Name, res.PerSecond, res.P50ms, res.P99ms, res.Errors,
-				res.PaydCPU, res.BenchCPU, res.MachineCPU, res.CPUPerRequest, vs)
+			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%s\t\n", res.Name, res.PerSecond, res.P50ms, res.P99ms, res.Errors,
+				res.PaydCPU, res.BenchCPU, res.MachineCPU, res.StealCPU, res.CPUPerRequest, vs)
 		}
 		for _, res := range db.References {
 			p99 := ""
 			if res.P99ms > 0 {
 				p99 = fmt.Sprintf("%.2f", res.P99ms)
 			}
-			fmt.Fprintf(tw, "[ref] %s\t%.0f\t%.2f\t%s\t\t\t\t%.0f\t%.3f\t\t\n", res.Name, res.PerSecond, res.P50ms, p99, res.MachineCPU, res.CPUPerRequest)
+			fmt.Fprintf(tw, "[ref] %s\t%.0f\t%.2f\t%s\t\t\t\t%.0f\t%.0f\t%.3f\t\t\n", res.Name, res.PerSecond, res.P50ms, p99, res.MachineCPU, res.StealCPU, res.CPUPerRequest)
 		}
 		tw.Flush()
 		for _, res := range db.Results {

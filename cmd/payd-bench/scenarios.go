@@ -405,7 +405,7 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int, profil
 	}
 	r := result{Name: "webhook delivery", Requests: int64(len(lags)), Errors: int64(len(committed) - len(lags)),
 		Description: "POST /v2/webhooks/test events delivered to a local receiver; latency = commit to receipt",
-		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, MachineCPU: sent.MachineCPU, CPUPerRequest: sent.CPUPerRequest, FirstError: sent.FirstError}
+		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, MachineCPU: sent.MachineCPU, StealCPU: sent.StealCPU, CPUPerRequest: sent.CPUPerRequest, FirstError: sent.FirstError}
 	if span := last.Sub(first); span > 0 {
 		r.PerSecond = float64(len(lags)) / span.Seconds()
 	}
