@@ -585,7 +585,8 @@ func TestPayoutCrashDuringSubmission(t *testing.T) {
 }
 
 // TestPayoutMethodNotEnabled: a method of the account's currency that the
-// account does not enable is 422 METHOD_NOT_ENABLED, and nothing moves.
+// account does not enable is 422 METHOD_NOT_ENABLED, also for more than the
+// balance holds (the method is refused before the funds), and nothing moves.
 func TestPayoutMethodNotEnabled(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
@@ -606,6 +607,7 @@ func TestPayoutMethodNotEnabled(t *testing.T) {
 			t.Errorf("payout methods = %s (%v), want only au_bank_aud", methods.Body, err)
 		}
 		wantError(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_payid_npp_aud", "10", payIDOK)), 422, "METHOD_NOT_ENABLED", "")
+		wantError(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_payid_npp_aud", "1000", payIDOK)), 422, "METHOD_NOT_ENABLED", "")
 		if b := p.balanceOf(m, "AUD"); b.Available.String() != "100.00" || b.Outgoing.String() != "0.00" {
 			t.Errorf("after the refusal: %+v", b)
 		}

@@ -107,10 +107,12 @@ func AccountsOfKind(ctx context.Context, q store.Querier, merchantID string, kin
 	return out, rows.Err()
 }
 
+// accountByCurrency reads the account of a merchant ($1) of a kind ($2) in a currency ($3).
+const accountByCurrency = `SELECT ` + accountColumns + ` FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`
+
 // AccountByCurrency finds merchantID's account of kind in currency.
 func AccountByCurrency(ctx context.Context, q store.Querier, merchantID string, kind AccountKind, currency string) (Account, error) {
-	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,
-		merchantID, string(kind), currency))
+	a, err := scanAccount(q.QueryRowContext(ctx, accountByCurrency, merchantID, string(kind), currency))
 	if isNoRows(err) {
 		return Account{}, fault.NotFoundf("no %s %s account", currency, kind)
 	}
@@ -118,6 +120,23 @@ func AccountByCurrency(ctx context.Context, q store.Querier, merchantID string, 
 		return Account{}, fmt.Errorf("%s account: %w", currency, err)
 	}
 	return a, nil
+}
+
+// SendAccountByCurrency is AccountByCurrency sent with tx's next statement
+// that goes to the server (store.Tx.SendQuery), for a caller that knows the
+// account's id already and needs the rest only later: *dst and *found are
+// set once that statement has returned. On SQLite it reads at once.
+func SendAccountByCurrency(ctx context.Context, tx *store.Tx, merchantID string, kind AccountKind, currency string, dst *Account, found *bool) error {
+	*found = false
+	err := tx.SendQuery(ctx, accountByCurrency, []any{merchantID, string(kind), currency}, func(row store.Row) error {
+		a, err := scanAccount(row)
+		*dst, *found = a, err == nil
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s account: %w", currency, err)
+	}
+	return nil
 }
 
 // AccountUpdate changes account settings; nil members stay as they are.

@@ -100,12 +100,9 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return row{}, err
 	}
-	acc, err := merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, r.Currency)
+	acc, err := s.holdFunds(ctx, tx, p, r.Currency, c, now)
 	if err != nil {
-		return row{}, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", r.Currency)
-	}
-	if !enabled(c.method, acc.Currency, acc.Methods) {
-		return row{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+		return row{}, err
 	}
 	rw := row{merchantID: p.MerchantID, accountID: acc.ID, apiVersion: apiVersion, isRetry: isRetry, method: c.method.Code, currency: r.Currency,
 		description: r.Description, totalAmount: c.total, totalFees: c.feeTotal, externalID: r.ExternalID,
@@ -162,22 +159,66 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, rw row, now time.Time
 	return fmt.Errorf("start payout %s: nothing to start in status %s", rw.uuid, rw.status)
 }
 
-// insert holds the funds and writes the payout, its transactions and their
-// balance records.
-func (s *Service) insert(ctx context.Context, tx *store.Tx, rw *row, details []TransactionRequest, c checked, now time.Time) error {
+// holdFunds reads the merchant's payments account in currency, fresh (its
+// approvals and methods may have changed since the caller authenticated),
+// checks that the method is enabled on it, and moves the payout's amounts
+// and fees from its available balance to outgoing. When that account is the
+// caller's own, whose id the principal carries, the read goes to the server
+// with the post instead of in a round trip of its own; a method that is not
+// enabled is still refused before funds that are not there.
+func (s *Service) holdFunds(ctx context.Context, tx *store.Tx, p merchant.Principal, currency string, c checked, now time.Time) (merchant.Account, error) {
+	var acc merchant.Account
+	found, accountID := false, p.AccountID
+	if currency == p.Currency {
+		if err := merchant.SendAccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency, &acc, &found); err != nil {
+			return acc, err
+		}
+	} else {
+		var err error
+		if acc, err = merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency); err != nil {
+			return acc, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", currency)
+		}
+		if !enabled(c.method, acc.Currency, acc.Methods) {
+			return acc, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+		}
+		found, accountID = true, acc.ID
+	}
+	held := s.hold(ctx, tx, p.MerchantID, accountID, currency, c, now)
+	if _, refused := fault.As(held); held != nil && !refused {
+		return acc, held
+	}
+	switch {
+	case !found:
+		return acc, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", currency)
+	case acc.ID != accountID:
+		// An app's key belongs to a payments account (merchant.CreateAppIn):
+		// the post ran on another account, and the failure rolls it back.
+		return acc, fmt.Errorf("create payout: the caller's account %d is not the %s payments account %d", accountID, currency, acc.ID)
+	case !enabled(c.method, acc.Currency, acc.Methods):
+		return acc, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+	}
+	return acc, held
+}
+
+// hold moves the payout's amounts and fees from the account's available
+// balance to outgoing (422 INSUFFICIENT_FUNDS when they are not there).
+func (s *Service) hold(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string, c checked, now time.Time) error {
 	cur := c.method.currency
 	hold := c.total + c.feeTotal
-	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: rw.merchantID, Currency: rw.currency, Kind: "payout.accept", At: now,
+	_, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: merchantID, Currency: currency, Kind: "payout.accept", At: now,
 		Legs: []ledger.Leg{
-			{Account: rw.accountID, Bucket: ledger.Available, Amount: -hold},
-			{Account: rw.accountID, Bucket: ledger.Outgoing, Amount: hold},
-		}}); err != nil {
-		if fault.Is(err, fault.CodeInsufficientFunds) {
-			return fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the payout's %s %s (amounts %s plus fees %s)",
-				money.Format(hold, cur), cur.Code, money.Format(c.total, cur), money.Format(c.feeTotal, cur))
-		}
-		return err
+			{Account: accountID, Bucket: ledger.Available, Amount: -hold},
+			{Account: accountID, Bucket: ledger.Outgoing, Amount: hold},
+		}})
+	if fault.Is(err, fault.CodeInsufficientFunds) {
+		return fault.Rule(fault.CodeInsufficientFunds, "the available balance is lower than the payout's %s %s (amounts %s plus fees %s)",
+			money.Format(hold, cur), cur.Code, money.Format(c.total, cur), money.Format(c.feeTotal, cur))
 	}
+	return err
+}
+
+// insert writes the payout, its transactions and their balance records.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, rw *row, details []TransactionRequest, c checked, now time.Time) error {
 	var err error
 	rw.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
 		err := tx.QueryRowContext(ctx, `INSERT INTO payouts (uuid, merchant_id, account_id, api_version, method, currency, description,

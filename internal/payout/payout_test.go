@@ -94,6 +94,39 @@ func TestJobRoundTrips(t *testing.T) {
 	})
 }
 
+// TestCreateRoundTrips bounds the round trips of a payout's creation on
+// PostgreSQL before its commit, which is what bounds one account's payouts:
+// they run one after another in the merchant's lane. The account's read
+// goes with the post that holds the funds (the account is the key's own),
+// then the payout's insert returns its id; its transactions, their balance
+// records, its job and its event go with the commit.
+func TestCreateRoundTrips(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has no round trips to the server")
+		}
+		p := funded(t, e, "1000")
+		var trips int
+		err := e.DB.Exec(context.Background(), func(tx *store.Tx) error {
+			before := tx.RoundTrips()
+			_, err := e.Payouts.Create(context.Background(), tx, p, bankPayout("12345678", "100", "50"))
+			trips = tx.RoundTrips() - before
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := 2
+		if e.DB.Citus() {
+			bound++ // the post's entry is read back there (ledger.postCitus)
+		}
+		if trips > bound {
+			t.Errorf("a payout's creation took %d round trips before its commit, want at most %d", trips, bound)
+		}
+	})
+}
+
 // TestPaidOutThroughTheRail: the amounts and fees leave available at once,
 // wait in outgoing, and leave for good when the rail confirms; a transaction
 // the rail fails comes back to available.
