@@ -38,10 +38,15 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fundingDelay := f.setting("funding-check-delay", "PAYD_FUNDING_CHECK_DELAY", "1h", "how long the funding check holds JPY, VND, IDR and INR settlements, on the merchant's clock (1m to 720h)")
 	treasuryBank := f.setting("treasury-bank-name", "PAYD_TREASURY_BANK_NAME", "payd", "the bank name treasury accounts' details show")
 	treasuryBSB := f.setting("treasury-bsb", "PAYD_TREASURY_BSB", "", "the BSB AUD treasury accounts' details show (6 digits; shown as null when unset)")
+	analyze := f.setting("analyze", "PAYD_ANALYZE", "auto",
+		"auto: when the PostgreSQL server runs without autovacuum, payd ANALYZEs its own tables as autovacuum would, so that the planner knows their sizes; off: never")
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *analyze != "auto" && *analyze != "off" {
+		return usageError{"--analyze: must be auto or off"}
 	}
 	proxies, err := proxy.ParseTrust(*trusted)
 	if err != nil {
@@ -70,7 +75,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	srv, err := server.Open(ctx, server.Config{
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
-		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB},
+		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
 	})
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ type Config struct {
 	// ClockWorkLimit bounds how long POST /v2/sandbox/clock waits for the
 	// work that became due (default httpapi.DefaultClockWorkLimit).
 	ClockWorkLimit time.Duration
+	// Analyze has Serve keep payd's tables analyzed (store.AnalyzeStale)
+	// when the PostgreSQL server's autovacuum is off (--analyze auto).
+	Analyze bool
 }
 
 // Server is a running payd's parts.
@@ -250,6 +253,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() { s.Queue.Run(workCtx, s.cfg.Workers) })
 	wg.Go(func() { s.schedulePeriodic(workCtx) })
 	wg.Go(func() { s.Webhooks.Run(workCtx) })
+	if s.cfg.Analyze {
+		wg.Go(func() { s.keepStatistics(workCtx) })
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -269,6 +275,36 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		serveErr = nil
 	}
 	return serveErr
+}
+
+// analyzeEvery is how often keepStatistics looks for tables to analyze.
+const analyzeEvery = 2 * time.Second
+
+// keepStatistics analyzes payd's tables as autovacuum would
+// (store.AnalyzeStale) until ctx ends, when the PostgreSQL server's
+// autovacuum is off; otherwise it returns at once.
+func (s *Server) keepStatistics(ctx context.Context) {
+	off, err := s.DB.AutovacuumOff(ctx)
+	if err != nil || !off {
+		return
+	}
+	s.cfg.Log.Info("autovacuum is off: payd analyzes its own tables so that the planner knows them (--analyze off stops it)")
+	tick := time.NewTicker(analyzeEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		analyzed, err := s.DB.AnalyzeStale(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.cfg.Log.Warn("analyze tables", "err", err)
+		case len(analyzed) > 0:
+			s.cfg.Log.Debug("analyzed tables", "tables", analyzed)
+		}
+	}
 }
 
 // schedulePeriodic enqueues housekeeping once an hour (the unique key keeps

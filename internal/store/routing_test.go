@@ -14,12 +14,13 @@ import (
 
 // globalTables hold no merchant's rows (or, merchants, are keyed by the
 // merchant id itself; global_keys, by the key it maps to a merchant; pg_class
-// is PostgreSQL's catalog, which store.DB.VacuumAdvice reads): their
-// statements route by other means.
+// is PostgreSQL's catalog, which store.DB.VacuumAdvice reads, and
+// pg_stat_user_tables its statistics view, which store.DB.AnalyzeStale
+// reads): their statements route by other means.
 var globalTables = map[string]bool{
 	"merchants": true, "secrets": true, "schema_migrations": true,
 	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
-	"global_keys": true, "pg_class": true,
+	"global_keys": true, "pg_class": true, "pg_stat_user_tables": true,
 }
 
 // operatorWide are the files whose statements span merchants on purpose:

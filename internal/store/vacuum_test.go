@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -53,6 +55,63 @@ func TestVacuumAdvice(t *testing.T) {
 		}
 		if !strings.Contains(advice, "[jobs]") {
 			t.Errorf("autovacuum disabled on jobs: advice %q, want it named", advice)
+		}
+	})
+}
+
+// TestAnalyzeStale: on PostgreSQL a table whose rows changed beyond
+// autovacuum's analyze threshold is analyzed (the planner then has its
+// statistics) and reported once; SQLite and Citus analyze nothing.
+func TestAnalyzeStale(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if db.Dialect() != store.Postgres || db.Citus() {
+			if analyzed, err := db.AnalyzeStale(ctx); err != nil || analyzed != nil {
+				t.Fatalf("AnalyzeStale = %v, %v; want nothing", analyzed, err)
+			}
+			return
+		}
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE analyze_probe (n INT NOT NULL)`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO analyze_probe SELECT generate_series(1, 200)`); err != nil {
+				return err
+			}
+			// The counts reach the statistics the moment the session is idle.
+			_, err := tx.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			analyzed, err := db.AnalyzeStale(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(analyzed, "analyze_probe") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("200 rows inserted, yet analyze_probe was not analyzed within 30 s (last round: %v)", analyzed)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		var stats int
+		if err := db.Read().QueryRowContext(ctx, `SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'analyze_probe'`).Scan(&stats); err != nil {
+			t.Fatal(err)
+		}
+		if stats != 1 {
+			t.Errorf("analyze_probe has statistics for %d columns, want 1", stats)
+		}
+		again, err := db.AnalyzeStale(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(again, "analyze_probe") {
+			t.Errorf("analyze_probe analyzed again with no change since: %v", again)
 		}
 	})
 }
