@@ -249,6 +249,8 @@ func TestErrorMessagesAreStable(t *testing.T) {
 				"  timezone: must be an IANA time zone such as Australia/Sydney\n"},
 		{"one flag invalid", []string{"merchant", "create", "--db", dsn, "--name", "Acme", "--country", "AU", "--timezone", "Mars/Base", "--currencies", "AUD"}, 1,
 			"payd: timezone must be an IANA time zone such as Australia/Sydney\n"},
+		{"a setting of serve invalid", []string{"serve", "--db", dsn, "--addr", "127.0.0.1:0", "--analyze", "sometimes"}, 2,
+			"payd: --analyze: must be auto or off\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
