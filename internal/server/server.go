@@ -282,8 +282,11 @@ const analyzeEvery = 2 * time.Second
 
 // keepStatistics analyzes payd's tables as autovacuum would
 // (store.AnalyzeStale) until ctx ends, when the PostgreSQL server's
-// autovacuum is off; otherwise it returns at once.
+// autovacuum is off; otherwise (on SQLite and Citus too) it returns at once.
 func (s *Server) keepStatistics(ctx context.Context) {
+	if s.DB.Citus() {
+		return
+	}
 	off, err := s.DB.AutovacuumOff(ctx)
 	if err != nil || !off {
 		return
