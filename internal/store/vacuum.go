@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -47,16 +48,22 @@ func (db *DB) VacuumAdvice(ctx context.Context) (string, error) {
 const analyzeLock = 7_261_913_001
 
 // Autovacuum's default analyze threshold: a table is analyzed once more rows
-// changed since its last analysis than analyzeBase and analyzeScale of its rows.
+// changed since its last analysis than analyzeBase and analyzeScale of its
+// rows, and, once analyzed, not again before reanalyzeAfter (autovacuum's
+// default naptime): every ANALYZE has the server plan the table's prepared
+// statements anew, and the ledger's buckets change thousands of times a
+// second.
 const (
-	analyzeBase  = 50
-	analyzeScale = 0.1
+	analyzeBase    = 50
+	analyzeScale   = 0.1
+	reanalyzeAfter = time.Minute
 )
 
 // AnalyzeStale does for payd's schema what PostgreSQL's autovacuum would do
 // for the planner when it is off: it runs ANALYZE on the tables whose rows
 // changed since their last analysis beyond autovacuum's default threshold
-// (50 rows and a tenth of the table), and returns their names. Without it
+// (50 rows and a tenth of the table), at most once a minute each, and
+// returns their names. Without it
 // the planner never learns a table's statistics, and a prepared statement
 // planned while its table was still empty keeps an index scan that reads
 // every row of the merchant (a payout outcome's account lock took 8.6 ms a
@@ -77,8 +84,10 @@ func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
 		}
 		var stale []string
 		err := tx.Query(ctx, `SELECT relname FROM pg_stat_user_tables
-			WHERE schemaname = current_schema() AND n_mod_since_analyze > $1 + $2 * n_live_tup ORDER BY relname`,
-			[]any{analyzeBase, analyzeScale}, func(row Row) error {
+			WHERE schemaname = current_schema() AND n_mod_since_analyze > $1 + $2 * n_live_tup
+				AND COALESCE(GREATEST(last_analyze, last_autoanalyze) < now() - make_interval(secs => $3), TRUE)
+			ORDER BY relname`,
+			[]any{analyzeBase, analyzeScale, reanalyzeAfter.Seconds()}, func(row Row) error {
 				var name string
 				err := row.Scan(&name)
 				stale = append(stale, name)

@@ -113,5 +113,29 @@ func TestAnalyzeStale(t *testing.T) {
 		if slices.Contains(again, "analyze_probe") {
 			t.Errorf("analyze_probe analyzed again with no change since: %v", again)
 		}
+		// Changed again beyond the threshold, it waits out its minute.
+		err = db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO analyze_probe SELECT generate_series(1, 400)`); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for changed := int64(0); changed < 400; {
+			if time.Now().After(deadline) {
+				t.Fatalf("400 more rows inserted, yet the statistics count %d changed rows", changed)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err := db.Read().QueryRowContext(ctx, `SELECT n_mod_since_analyze FROM pg_stat_user_tables
+				WHERE schemaname = current_schema() AND relname = 'analyze_probe'`).Scan(&changed); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if again, err = db.AnalyzeStale(ctx); err != nil || slices.Contains(again, "analyze_probe") {
+			t.Errorf("analyze_probe analyzed again within its minute: %v, %v", again, err)
+		}
 	})
 }
