@@ -615,6 +615,25 @@ func TestPayoutMethodNotEnabled(t *testing.T) {
 	})
 }
 
+// TestPayoutInAnotherCurrency: a key pays out in its own account's currency
+// only. An AUD key asking for a JPY payout of a merchant that has a funded
+// JPY account is refused (422 CURRENCY_NOT_SUPPORTED), and nothing moves:
+// the payout engine holds the funds of the key's own account
+// (payout.holdFunds).
+func TestPayoutInAnotherCurrency(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		ms := p.merchant("AUD", "JPY")
+		aud, jpy := ms["AUD"], ms["JPY"]
+		p.fund(jpy, "100000")
+		wantError(t, p.post("/v2/payouts", aud, payoutBody("JPY", "jp_bank_jpy", "10000", jpyOK)), 422, "CURRENCY_NOT_SUPPORTED", "")
+		if b := p.balanceOf(jpy, "JPY"); b.Available.String() != "100000" || b.Outgoing.String() != "0" {
+			t.Errorf("JPY after the refusal: %+v, want untouched", b)
+		}
+		want(t, p.post("/v2/payouts", jpy, payoutBody("JPY", "jp_bank_jpy", "10000", jpyOK)), 201)
+	})
+}
+
 // TestPayoutRounding: amounts in JPY and VND are rounded to whole units
 // (CONTRACT §3, §16), never refused for their decimals.
 func TestPayoutRounding(t *testing.T) {

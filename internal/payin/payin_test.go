@@ -229,24 +229,6 @@ func TestOtherMerchantsPayinsAreUnknown(t *testing.T) {
 	})
 }
 
-// roundTrips runs call in a transaction and returns the round trips to the
-// server it took before the commit.
-func roundTrips(t *testing.T, db *store.DB, call func(ctx context.Context, tx *store.Tx) error) int {
-	t.Helper()
-	ctx := context.Background()
-	var trips int
-	err := db.Exec(ctx, func(tx *store.Tx) error {
-		before := tx.RoundTrips()
-		err := call(ctx, tx)
-		trips = tx.RoundTrips() - before
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return trips
-}
-
 // TestReceiptRoundTrips bounds the round trips of a receipt on PostgreSQL,
 // which is what bounds receipts into one hot account: they run one after
 // another in the lane of their slot (payin.Lane). Lock and read the payin;
@@ -265,7 +247,7 @@ func TestReceiptRoundTrips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		trips := roundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
+		trips := storetest.RoundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
 			_, err := e.Payins.Simulate(ctx, tx, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"})
 			return err
 		})
@@ -290,7 +272,7 @@ func TestCreateRoundTrips(t *testing.T) {
 			t.Skip("SQLite has no round trips to the server")
 		}
 		p := e.Merchant(t, "IDR")["IDR"]
-		trips := roundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
+		trips := storetest.RoundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
 			_, err := e.Payins.Create(ctx, tx, p, qris("100000"))
 			return err
 		})

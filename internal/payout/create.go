@@ -159,41 +159,30 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, rw row, now time.Time
 	return fmt.Errorf("start payout %s: nothing to start in status %s", rw.uuid, rw.status)
 }
 
-// holdFunds reads the merchant's payments account in currency, fresh (its
-// approvals and methods may have changed since the caller authenticated),
-// checks that the method is enabled on it, and moves the payout's amounts
-// and fees from its available balance to outgoing. When that account is the
-// caller's own, whose id the principal carries, the read goes to the server
-// with the post instead of in a round trip of its own; a method that is not
-// enabled is still refused before funds that are not there.
+// holdFunds reads the caller's payments account (validate has checked that
+// it is in the payout's currency), fresh (its approvals and methods may have
+// changed since the caller authenticated), checks that the method is enabled
+// on it, and moves the payout's amounts and fees from its available balance
+// to outgoing. The principal carries the account's id, so the read goes to
+// the server with the post instead of in a round trip of its own; a method
+// that is not enabled is still refused before funds that are not there.
 func (s *Service) holdFunds(ctx context.Context, tx *store.Tx, p merchant.Principal, currency string, c checked, now time.Time) (merchant.Account, error) {
 	var acc merchant.Account
-	found, accountID := false, p.AccountID
-	if currency == p.Currency {
-		if err := merchant.SendAccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency, &acc, &found); err != nil {
-			return acc, err
-		}
-	} else {
-		var err error
-		if acc, err = merchant.AccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency); err != nil {
-			return acc, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", currency)
-		}
-		if !enabled(c.method, acc.Currency, acc.Methods) {
-			return acc, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
-		}
-		found, accountID = true, acc.ID
+	var found bool
+	if err := merchant.SendAccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency, &acc, &found); err != nil {
+		return acc, err
 	}
-	held := s.hold(ctx, tx, p.MerchantID, accountID, currency, c, now)
+	held := s.hold(ctx, tx, p.MerchantID, p.AccountID, currency, c, now)
 	if _, refused := fault.As(held); held != nil && !refused {
 		return acc, held
 	}
 	switch {
 	case !found:
 		return acc, fault.Rule(fault.CodeCurrency, "the merchant has no %s payments account", currency)
-	case acc.ID != accountID:
+	case acc.ID != p.AccountID:
 		// An app's key belongs to a payments account (merchant.CreateAppIn):
 		// the post ran on another account, and the failure rolls it back.
-		return acc, fmt.Errorf("create payout: the caller's account %d is not the %s payments account %d", accountID, currency, acc.ID)
+		return acc, fmt.Errorf("create payout: the caller's account %d is not the %s payments account %d", p.AccountID, currency, acc.ID)
 	case !enabled(c.method, acc.Currency, acc.Methods):
 		return acc, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
 	}

@@ -107,16 +107,10 @@ func TestCreateRoundTrips(t *testing.T) {
 			t.Skip("SQLite has no round trips to the server")
 		}
 		p := funded(t, e, "1000")
-		var trips int
-		err := e.DB.Exec(context.Background(), func(tx *store.Tx) error {
-			before := tx.RoundTrips()
-			_, err := e.Payouts.Create(context.Background(), tx, p, bankPayout("12345678", "100", "50"))
-			trips = tx.RoundTrips() - before
+		trips := storetest.RoundTrips(t, e.DB, func(ctx context.Context, tx *store.Tx) error {
+			_, err := e.Payouts.Create(ctx, tx, p, bankPayout("12345678", "100", "50"))
 			return err
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		bound := 2
 		if e.DB.Citus() {
 			bound++ // the post's entry is read back there (ledger.postCitus)

@@ -63,14 +63,14 @@ const (
 // for the planner when it is off: it runs ANALYZE on the tables whose rows
 // changed since their last analysis beyond autovacuum's default threshold
 // (50 rows and a tenth of the table), at most once a minute each, and
-// returns their names. Without it
-// the planner never learns a table's statistics, and a prepared statement
-// planned while its table was still empty keeps an index scan that reads
-// every row of the merchant (a payout outcome's account lock took 8.6 ms a
-// call in payd-bench, against well under a millisecond once analyzed): an
-// ANALYZE also makes the server plan those statements anew. It analyzes
-// nothing while another process's round holds the lock, nor on SQLite
-// (whose planner needs no statistics for payd's lookups) or Citus.
+// returns their names. Without it the planner never learns a table's
+// statistics, and a prepared statement planned while its table was still
+// empty keeps an index scan that reads every row of the merchant (a payout
+// outcome's account lock took 8.6 ms a call in payd-bench, against well
+// under a millisecond once analyzed): an ANALYZE also makes the server plan
+// those statements anew. It analyzes nothing while another process's round
+// holds the lock, nor on SQLite (whose planner needs no statistics for
+// payd's lookups) or Citus.
 func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
 	if db.dialect != Postgres || db.citus {
 		return nil, nil
@@ -82,17 +82,10 @@ func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(analyzeLock)).Scan(&mine); err != nil || !mine {
 			return err
 		}
-		var stale []string
-		err := tx.Query(ctx, `SELECT relname FROM pg_stat_user_tables
+		stale, err := QueryColumn[string](ctx, tx, `SELECT relname FROM pg_stat_user_tables
 			WHERE schemaname = current_schema() AND n_mod_since_analyze > $1 + $2 * n_live_tup
 				AND COALESCE(GREATEST(last_analyze, last_autoanalyze) < now() - make_interval(secs => $3), TRUE)
-			ORDER BY relname`,
-			[]any{analyzeBase, analyzeScale, reanalyzeAfter.Seconds()}, func(row Row) error {
-				var name string
-				err := row.Scan(&name)
-				stale = append(stale, name)
-				return err
-			})
+			ORDER BY relname`, analyzeBase, analyzeScale, reanalyzeAfter.Seconds())
 		if err != nil {
 			return err
 		}

@@ -71,20 +71,7 @@ func TestAnalyzeStale(t *testing.T) {
 			}
 			return
 		}
-		err := db.Exec(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ExecContext(ctx, `CREATE TABLE analyze_probe (n INT NOT NULL)`); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO analyze_probe SELECT generate_series(1, 200)`); err != nil {
-				return err
-			}
-			// The counts reach the statistics the moment the session is idle.
-			_, err := tx.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		probe(t, db, `CREATE TABLE analyze_probe (n INT NOT NULL)`, `INSERT INTO analyze_probe SELECT generate_series(1, 200)`)
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			analyzed, err := db.AnalyzeStale(ctx)
@@ -114,16 +101,7 @@ func TestAnalyzeStale(t *testing.T) {
 			t.Errorf("analyze_probe analyzed again with no change since: %v", again)
 		}
 		// Changed again beyond the threshold, it waits out its minute.
-		err = db.Exec(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO analyze_probe SELECT generate_series(1, 400)`); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `SELECT pg_stat_force_next_flush()`)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		probe(t, db, `INSERT INTO analyze_probe SELECT generate_series(1, 400)`)
 		for changed := int64(0); changed < 400; {
 			if time.Now().After(deadline) {
 				t.Fatalf("400 more rows inserted, yet the statistics count %d changed rows", changed)
@@ -138,4 +116,22 @@ func TestAnalyzeStale(t *testing.T) {
 			t.Errorf("analyze_probe analyzed again within its minute: %v, %v", again, err)
 		}
 	})
+}
+
+// probe runs statements in one transaction and has the session's counts of
+// changed rows reach the statistics the moment it is idle.
+func probe(t *testing.T, db *store.DB, statements ...string) {
+	t.Helper()
+	ctx := context.Background()
+	err := db.Exec(ctx, func(tx *store.Tx) error {
+		for _, q := range append(statements, `SELECT pg_stat_force_next_flush()`) {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

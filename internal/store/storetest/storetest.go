@@ -249,3 +249,21 @@ func CitusUnmigratedDSN(t testing.TB) string {
 func Write[P, Req, Res any](ctx context.Context, db *store.DB, call func(context.Context, *store.Tx, P, Req) (Res, error), p P, req Req) (Res, error) {
 	return store.Do(ctx, db, func(tx *store.Tx) (Res, error) { return call(ctx, tx, p, req) })
 }
+
+// RoundTrips runs call in a transaction of its own and returns the round
+// trips to the server it took before the commit (store.Tx.RoundTrips).
+func RoundTrips(t testing.TB, db *store.DB, call func(ctx context.Context, tx *store.Tx) error) int {
+	t.Helper()
+	ctx := context.Background()
+	var trips int
+	err := db.Exec(ctx, func(tx *store.Tx) error {
+		before := tx.RoundTrips()
+		err := call(ctx, tx)
+		trips = tx.RoundTrips() - before
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trips
+}
