@@ -185,6 +185,14 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err := json.Unmarshal(j.Payload, &c); err != nil {
 		return fmt.Errorf("clear deposit: %w", err)
 	}
+	// A worker runs the clearing among the merchant's other jobs in one
+	// transaction, each of which queues on the account before anything else
+	// (ledger.LockAccount): so does this one. The lock goes to the server
+	// with the deposit's read.
+	if err := ledger.SendLockAccountOf(ctx, tx, c.MerchantID, `SELECT account_id, currency FROM deposits WHERE uuid = $1 AND merchant_id = $2`,
+		c.UUID, c.MerchantID); err != nil {
+		return fmt.Errorf("clear deposit %s: %w", c.UUID, err)
+	}
 	var (
 		accountID, amount int64
 		balanceID, cur    string

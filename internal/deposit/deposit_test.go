@@ -2,12 +2,15 @@ package deposit_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"payd/internal/deposit"
 	"payd/internal/fault"
+	"payd/internal/job"
 	"payd/internal/server/servertest"
+	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
 
@@ -76,6 +79,34 @@ func TestSimulateRefuses(t *testing.T) {
 		}
 		if b := e.Balance(t, stranger); b.Incoming != 0 {
 			t.Errorf("the other merchant's account was credited: %+v", b)
+		}
+	})
+}
+
+// TestWorkerClearingLocksTheAccountFirst: a worker runs a deposit's clearing
+// among the merchant's other jobs in one transaction, each of which locks
+// the account before anything else (ledger.LockAccount); so does the
+// clearing, or it could hold its buckets while a job after it waits for the
+// account that another transaction holds, waiting for those buckets.
+func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		p := e.Merchant(t, "AUD")["AUD"]
+		d, err := storetest.Write(context.Background(), e.DB, e.Deposits.Simulate, p, deposit.Request{AccountNumber: p.AccountNumber, Amount: "125"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear, ok := e.Queue.Handler(deposit.JobClear)
+		if !ok {
+			t.Fatal("no deposit.clear handler")
+		}
+		j := job.Job{Kind: deposit.JobClear, ClockOf: p.MerchantID, Attempt: 1,
+			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + d.UUID + `"}`)}
+		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), func(ctx context.Context, tx *store.Tx) error { return clear(ctx, tx, j) }) {
+			t.Error("the clearing did not lock the account")
 		}
 	})
 }

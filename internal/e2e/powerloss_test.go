@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -95,12 +96,13 @@ func TestPowerLossPostgres(t *testing.T) {
 // checked last, once the leases the crashed payd held on events (20 s) have
 // run out, so that the trials need not wait for them one by one.
 type powerLossTrial struct {
-	n     int
-	dsn   string
-	p     *payd
-	db    *store.DB // read by the checks
-	acks  *ackLog
-	hooks *deliveryLog
+	n      int
+	dsn    string
+	p      *payd
+	second *process  // the restarted payd, whose log a failed check quotes
+	db     *store.DB // read by the checks
+	acks   *ackLog
+	hooks  *deliveryLog
 	// aud is the demo merchant's AUD app, which makes the payouts.
 	aud creds
 }
@@ -138,7 +140,7 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	restore()
 	second := startProcess(t, dsn, powerLossSchedule...)
 	restarted := time.Now()
-	tr.p = &payd{t: t, base: second.base}
+	tr.p, tr.second = &payd{t: t, base: second.base}, second
 	tr.checkWrites(t, m)
 	tr.checkPayouts(t)
 	t.Logf("trial %d: power cut %s after the first refund, %s; start %s, load %s, restart %s, check %s",
@@ -317,6 +319,7 @@ func sendFor(p *payd, r req, status int, member string) (string, bool) {
 func (tr *powerLossTrial) checkWrites(t *testing.T, m creds) {
 	t.Helper()
 	p, acks := tr.p, tr.acks
+	tr.db = storetest.Open(t, tr.dsn)
 	for key := range acks.sentPayins {
 		r := p.do(payinCreate(&m, key, tr.hooks.URL))
 		want(t, r, 201)
@@ -351,8 +354,8 @@ func (tr *powerLossTrial) checkWrites(t *testing.T, m creds) {
 		}
 		ri, _ := d["refund_information"].(map[string]any)
 		if str(d, "status") != wantStatus || (refunded > 0 && minorUnits(t, ri["refund_amount"], "IDR") != refunded) {
-			t.Errorf("trial %d: acknowledged receipt %s is %s with refund_information %v, want %s with %d minor units refunded",
-				tr.n, uuid, str(d, "status"), ri, wantStatus, refunded)
+			t.Errorf("trial %d: acknowledged receipt %s is %s with refund_information %v, want %s with %d minor units refunded\n%s",
+				tr.n, uuid, str(d, "status"), ri, wantStatus, refunded, tr.explainRefunds(t, uuid))
 		}
 	}
 	tr.checkHistory(t, m, deposits)
@@ -364,10 +367,40 @@ func (tr *powerLossTrial) checkWrites(t *testing.T, m creds) {
 		t.Errorf("trial %d: payd ledger verify: %v\n%s", tr.n, err, out)
 	}
 	var failed int
-	tr.db = storetest.Open(t, tr.dsn)
 	if err := tr.db.Read().QueryRow(`SELECT count(*) FROM jobs WHERE state = 'failed'`).Scan(&failed); err != nil || failed != 0 {
 		t.Errorf("trial %d: %d jobs failed (%v)", tr.n, failed, err)
 	}
+}
+
+// explainRefunds says, for a check that found payinUUID's refund not
+// returned, where its refunds and their jobs stand and what the restarted
+// payd logged of jobs: the refund's return is a job on the merchant's clock.
+func (tr *powerLossTrial) explainRefunds(t *testing.T, payinUUID string) string {
+	t.Helper()
+	var b strings.Builder
+	var offset int64
+	tr.db.Read().QueryRow(`SELECT m.clock_offset_ms FROM merchants m JOIN payins p ON p.merchant_id = m.id WHERE p.uuid = $1`, payinUUID).Scan(&offset)
+	fmt.Fprintf(&b, "now %d ms, the merchant's clock offset %d ms\n", time.Now().UnixMilli(), offset)
+	rows, err := tr.db.Read().Query(`SELECT r.uuid, r.status, r.created_at, COALESCE(j.id, 0), COALESCE(j.state, 'no job'), COALESCE(j.attempts, 0),
+		COALESCE(j.run_at, 0), COALESCE(j.last_error, '') FROM payin_refunds r
+		LEFT JOIN jobs j ON j.merchant_id = r.merchant_id AND j.payload LIKE '%' || r.uuid || '%'
+		WHERE r.payin_uuid = $1 ORDER BY r.created_at`, payinUUID)
+	if err != nil {
+		return "read its refunds: " + err.Error()
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var refund, status, state, lastError string
+		var created, jobID, runAt int64
+		var attempts int
+		if err := rows.Scan(&refund, &status, &created, &jobID, &state, &attempts, &runAt, &lastError); err != nil {
+			return "read its refunds: " + err.Error()
+		}
+		fmt.Fprintf(&b, "refund %s %s, made at %d: job %d %s, %d attempts, run_at %d, last error %q\n",
+			refund, status, created, jobID, state, attempts, runAt, lastError)
+	}
+	b.WriteString("the restarted payd logged of jobs:\n" + tr.second.logFor(`"job`))
+	return b.String()
 }
 
 // checkHistory reads the whole balance history: one payment for each

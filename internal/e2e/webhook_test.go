@@ -180,8 +180,9 @@ type process struct {
 	base   string
 	stdout strings.Builder
 	// logged keeps payd's log lines (standard error) that name a request
-	// id, up to maxLogged of them, so a test can quote what payd said of a
-	// request it answered wrongly (logFor).
+	// id or are warnings or errors, up to maxLogged of them, so a test can
+	// quote what payd said of a request it answered wrongly, or of a job
+	// (logFor).
 	logged []string
 	mu     sync.Mutex
 }
@@ -246,7 +247,7 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 				listened = true
 				found <- m[1]
 			}
-			if strings.Contains(sc.Text(), `"request_id"`) {
+			if line := sc.Text(); strings.Contains(line, `"request_id"`) || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
 				p.mu.Lock()
 				if len(p.logged) < maxLogged {
 					p.logged = append(p.logged, sc.Text())

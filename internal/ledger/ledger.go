@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,6 +330,24 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 func LockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
 	_, err := LockAccountOf(ctx, tx, merchantID, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
 	return err
+}
+
+// LockAccounts is LockAccount for each of merchantID's accounts ids (in one
+// currency; 0 stands for none), in account id order: a change that posts to
+// two accounts (a transfer, a settlement into a treasury account) takes both
+// first, in the one order every such change takes them, so that two of them
+// in opposite directions cannot deadlock.
+func LockAccounts(ctx context.Context, tx *store.Tx, merchantID, currency string, ids ...int64) error {
+	sorted := slices.Compact(slices.Sorted(slices.Values(ids)))
+	for _, id := range sorted {
+		if id == 0 {
+			continue
+		}
+		if err := LockAccount(ctx, tx, merchantID, id, currency); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LockAccountOf is LockAccount for the account a row of merchantID names, in

@@ -144,14 +144,22 @@ func Lane(merchantID, uuid string) string { return ledger.Lane(merchantID, uuid)
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
 func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	// In its slot's lane the clearing holds only the payin and its slot. A
-	// worker runs it among other jobs in one transaction, where it queues on
-	// the account first, as they do.
+	target, err := jobRef(j)
+	if err != nil {
+		return err
+	}
+	// In its own slot's lane (its lane run, group-committed with receipts
+	// and clearings of that slot alone) the clearing holds only the payin
+	// and its slot. A worker runs it among the merchant's other jobs in one
+	// transaction (in the merchant's lane), where it queues on the account
+	// first, as they do: holding its slot's rows while a job after it waits
+	// for the account, it would deadlock with a refund or payout that holds
+	// the account and waits for the whole bucket.
 	l := lockAccount
-	if store.LaneOf(ctx) != "" {
+	if store.LaneOf(ctx) == Lane(target.MerchantID, target.UUID) {
 		l = lockPayin
 	}
-	r, now, err := s.jobPayin(ctx, tx, j, l)
+	r, now, err := s.payinOf(ctx, tx, j, target, l)
 	if err != nil || r.balanceID == nil {
 		return err
 	}
@@ -201,11 +209,26 @@ func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job
 // jobPayin reads the payin a job names, locked as l says, and the time on
 // its merchant's clock.
 func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job, l lock) (row, time.Time, error) {
-	var ref ref
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
+	target, err := jobRef(j)
+	if err != nil {
+		return row{}, time.Time{}, err
 	}
-	r, err := s.get(ctx, tx, ref.MerchantID, ref.UUID, l)
+	return s.payinOf(ctx, tx, j, target, l)
+}
+
+// jobRef reads the payin a job's payload names.
+func jobRef(j job.Job) (ref, error) {
+	var target ref
+	if err := json.Unmarshal(j.Payload, &target); err != nil {
+		return ref{}, fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	return target, nil
+}
+
+// payinOf reads the payin target names for job j, locked as l says, and
+// the time on its merchant's clock.
+func (s *Service) payinOf(ctx context.Context, tx *store.Tx, j job.Job, target ref, l lock) (row, time.Time, error) {
+	r, err := s.get(ctx, tx, target.MerchantID, target.UUID, l)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}

@@ -2,12 +2,14 @@ package payin_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/job"
 	"payd/internal/money"
 	"payd/internal/payin"
 	"payd/internal/server/servertest"
@@ -278,6 +280,54 @@ func TestCreateRoundTrips(t *testing.T) {
 		})
 		if bound := 0; trips > bound {
 			t.Errorf("a payin's creation took %d round trips before its commit, want at most %d", trips, bound)
+		}
+	})
+}
+
+// TestWorkerClearingLocksTheAccountFirst: a clearing run by a worker, among
+// the merchant's other jobs in one transaction (in the merchant's lane),
+// locks the account before anything else, as those jobs do
+// (ledger.LockAccount): holding its payin and its slot's rows while a refund
+// job after it in the batch waits for the account, it would deadlock with a
+// refund request that holds the account and waits for the whole available
+// bucket. Only in its own slot's lane, beside receipts of other slots, does
+// it lock no more than its payin and slot.
+func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		ctx := context.Background()
+		p := e.Merchant(t, "IDR")["IDR"]
+		pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris("100000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storetest.Write(ctx, e.DB, e.Payins.Simulate, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"}); err != nil {
+			t.Fatal(err)
+		}
+		clear, ok := e.Queue.Handler("payin.clear")
+		if !ok {
+			t.Fatal("no payin.clear handler")
+		}
+		j := job.Job{Kind: "payin.clear", ClockOf: p.MerchantID, Attempt: 1,
+			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + pin.UUID + `"}`)}
+		tests := []struct {
+			name string
+			lane string
+			want bool
+		}{
+			{"run by a worker in the merchant's lane", store.MerchantLane(p.MerchantID), true},
+			{"run in its slot's lane", payin.Lane(p.MerchantID, pin.UUID), false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got := e.LocksAccount(t, p, tt.lane, func(ctx context.Context, tx *store.Tx) error { return clear(ctx, tx, j) })
+				if got != tt.want {
+					t.Errorf("the clearing locked the account: %v, want %v", got, tt.want)
+				}
+			})
 		}
 	})
 }

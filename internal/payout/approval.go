@@ -70,6 +70,12 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 	if !d.Approve {
 		outcome, reason = ApprovalRejected, strings.TrimSpace(d.Reason)
 	}
+	// A rejection posts (the funds go back): the account is locked before
+	// the payout, as every change that posts does (ledger.LockAccount). The
+	// lock goes to the server with the decision's update.
+	if err := sendAccountLock(ctx, tx, d.MerchantID, d.PayoutUUID); err != nil {
+		return Payout{}, err
+	}
 	won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE payouts SET approval_status = $1, decided_by = $2, decided_at = $3,
 		rejection_reason = $4, updated_at = $3 WHERE id = $5 AND merchant_id = $6 AND status = $7 AND approval_status = $8`,
 		string(outcome), d.By.Email, now.UnixMilli(), reason, r.id, r.merchantID, string(Held), string(ApprovalPending)))
@@ -134,7 +140,7 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, r *row, to Status, reas
 // expireHoldJob expires a payout still held at the end of its account's hold
 // window: approval expired, funds returned.
 func (s *Service) expireHoldJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j)
+	r, now, err := s.jobPayout(ctx, tx, j, true)
 	if err != nil || r.status != Held || r.approvalStatus != ApprovalPending {
 		return err
 	}

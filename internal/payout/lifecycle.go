@@ -20,11 +20,19 @@ type ref struct {
 }
 
 // jobPayout reads the payout a job names, locked, and the time on its
-// merchant's clock.
-func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
+// merchant's clock. A job that posts (its funds go back) locks the account
+// first (posts): a worker runs it among the merchant's other jobs in one
+// transaction, and each of them queues on the account before anything else
+// (ledger.LockAccount).
+func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job, posts bool) (row, time.Time, error) {
 	var ref ref
 	if err := json.Unmarshal(j.Payload, &ref); err != nil {
 		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
+	}
+	if posts {
+		if err := sendAccountLock(ctx, tx, ref.MerchantID, ref.UUID); err != nil {
+			return row{}, time.Time{}, err
+		}
 	}
 	r, err := s.lock(ctx, tx, ref.MerchantID, ref.UUID)
 	if err != nil {
@@ -36,7 +44,7 @@ func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job) (row, 
 
 // releaseJob starts a scheduled payout at its scheduled time.
 func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j)
+	r, now, err := s.jobPayout(ctx, tx, j, false)
 	if err != nil || r.status != Scheduled {
 		return err
 	}
@@ -55,7 +63,7 @@ func (s *Service) process(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 // the transaction that marks them submitted, so each reaches the rail once
 // (a rolled-back run is made again, with the same keys).
 func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j)
+	r, now, err := s.jobPayout(ctx, tx, j, false)
 	if err != nil || r.status != Processing {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/job"
+	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/rail"
@@ -226,6 +227,13 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 		return row{}, err
 	}
 	return r, nil
+}
+
+// sendAccountLock queues the lock of the account of merchantID's payout
+// uuid (ledger.SendLockAccountOf) for a change that may post: it goes to the
+// server with the transaction's next statement, before the payout's lock.
+func sendAccountLock(ctx context.Context, tx *store.Tx, merchantID, uuid string) error {
+	return ledger.SendLockAccountOf(ctx, tx, merchantID, `SELECT account_id, currency FROM payouts WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID)
 }
 
 // lock is get in tx, locking the payout row (PostgreSQL): every change of a

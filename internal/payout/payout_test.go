@@ -2,6 +2,7 @@ package payout_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -305,6 +306,56 @@ func TestFirstDecisionWins(t *testing.T) {
 			}
 		default:
 			t.Errorf("the winning decision left the payout %s", won.Status)
+		}
+	})
+}
+
+// TestChangesThatPostLockTheAccountFirst: what returns a held payout's funds
+// (its hold's expiry, a job a worker runs among the merchant's other jobs in
+// one transaction; a rejection) locks the account before the payout, as
+// every change that posts does (ledger.LockAccount): holding the payout while
+// waiting for the account, it would deadlock with a transaction that holds
+// the account and waits for the payout.
+func TestChangesThatPostLockTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		ctx := context.Background()
+		p := funded(t, e, "1000")
+		approvals := true
+		if _, err := e.Merchants.UpdateAccount(ctx, p.MerchantID, "AUD", merchant.AccountUpdate{Approvals: &approvals}); err != nil {
+			t.Fatal(err)
+		}
+		po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
+		if err != nil || po.Status != payout.Held {
+			t.Fatalf("Create() = %+v, %v; want held", po, err)
+		}
+		expire, ok := e.Queue.Handler("payout.expire_hold")
+		if !ok {
+			t.Fatal("no payout.expire_hold handler")
+		}
+		j := job.Job{Kind: "payout.expire_hold", ClockOf: p.MerchantID, Attempt: 1,
+			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + po.UUID + `"}`)}
+		reject := payout.Decision{MerchantID: p.MerchantID, PayoutUUID: po.UUID, Reason: "not this week",
+			By: payout.Decider{UserID: "u", Email: "checker@example.com", Role: merchant.Finance}}
+		tests := []struct {
+			name string
+			work func(ctx context.Context, tx *store.Tx) error
+		}{
+			{"the hold's expiry", func(ctx context.Context, tx *store.Tx) error { return expire(ctx, tx, j) }},
+			{"a rejection", func(ctx context.Context, tx *store.Tx) error { _, err := e.Payouts.Decide(ctx, tx, reject); return err }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), tt.work) {
+					t.Error("the account was not locked")
+				}
+			})
+		}
+		if got, err := e.Payouts.Get(ctx, p, po.UUID); err != nil || got.Status != payout.Held {
+			t.Errorf("after the rolled-back changes: %s, %v; want still held", got.Status, err)
 		}
 	})
 }

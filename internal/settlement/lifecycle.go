@@ -167,7 +167,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, a
 	if cfg.UpdatedAt == nil {
 		return row{}, fault.Rule(CodeNoBeneficiary, "set a beneficiary first: PUT /v2/settlements/config")
 	}
-	if err := ledger.LockAccount(ctx, tx, merchantID, acc.ID, acc.Currency); err != nil {
+	if err := ledger.LockAccounts(ctx, tx, merchantID, acc.Currency, acc.ID, treasuryID); err != nil {
 		return row{}, err
 	}
 	balances, err := ledger.Balances(ctx, tx, merchantID, string(merchant.Payments), acc.Currency)
@@ -280,13 +280,15 @@ func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) err
 	return s.complete(ctx, tx, &r, o.Done, o.Reason, now)
 }
 
-// locked reads a settlement with its account's ledger lock, and the merchant's time.
+// locked reads a settlement under the ledger locks of its account and of
+// the treasury account it goes into, if any (ledger.LockAccounts), and the
+// merchant's time.
 func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
 	r, err := s.get(ctx, tx, merchantID, uuid)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	if err := ledger.LockAccount(ctx, tx, merchantID, r.accountID, r.currency); err != nil {
+	if err := ledger.LockAccounts(ctx, tx, merchantID, r.currency, r.accountID, r.treasuryID.Int64); err != nil {
 		return row{}, time.Time{}, err
 	}
 	if r, err = s.get(ctx, tx, merchantID, uuid); err != nil {

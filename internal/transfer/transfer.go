@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -375,24 +374,15 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, t row, now time.Time) 
 	return err
 }
 
-// locked reads a transfer under the ledger locks of both its accounts,
-// taken in account id order so that transfers in opposite directions (and
-// settlements into the treasury account) cannot deadlock, and the
-// merchant's time.
+// locked reads a transfer under the ledger locks of both its accounts
+// (ledger.LockAccounts), and the merchant's time.
 func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
 	t, err := s.get(ctx, tx, merchantID, uuid)
 	if err != nil {
 		return row{}, time.Time{}, err
 	}
-	accounts := []int64{t.fromAccountID}
-	if t.toAccountID.Valid {
-		accounts = append(accounts, t.toAccountID.Int64)
-		slices.Sort(accounts)
-	}
-	for _, id := range accounts {
-		if err := ledger.LockAccount(ctx, tx, merchantID, id, t.currency); err != nil {
-			return row{}, time.Time{}, err
-		}
+	if err := ledger.LockAccounts(ctx, tx, merchantID, t.currency, t.fromAccountID, t.toAccountID.Int64); err != nil {
+		return row{}, time.Time{}, err
 	}
 	if t, err = s.get(ctx, tx, merchantID, uuid); err != nil {
 		return row{}, time.Time{}, err

@@ -6,6 +6,8 @@ package servertest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -109,4 +111,36 @@ func (e *Env) Balance(t testing.TB, p merchant.Principal) ledger.Balance {
 	}
 	t.Fatalf("no balance of account %d", p.AccountID)
 	return ledger.Balance{}
+}
+
+// LocksAccount runs work in a transaction in lane (store.WithLane; its
+// context carries the lane, as a job's does when a worker runs it), rolls it
+// back, and reports whether, when work returned, the transaction held every
+// principal bucket row of p's account, as ledger.LockAccount takes them
+// (PostgreSQL): a post alone locks only the rows of its legs.
+func (e *Env) LocksAccount(t testing.TB, p merchant.Principal, lane string, work func(ctx context.Context, tx *store.Tx) error) bool {
+	t.Helper()
+	ctx := store.WithLane(context.Background(), lane)
+	rolledBack := errors.New("rolled back")
+	var free int
+	err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+		if err := work(ctx, tx); err != nil {
+			return err
+		}
+		if err := tx.ReadSent(ctx); err != nil {
+			return err
+		}
+		// Another transaction counts the rows it could lock.
+		if err := e.DB.Exec(context.Background(), func(probe *store.Tx) error {
+			return probe.QueryRowContext(context.Background(), `SELECT count(*) FROM (SELECT id FROM ledger_buckets
+				WHERE merchant_id = $1 AND account_id = $2 AND slot = 0 FOR UPDATE SKIP LOCKED) f`, p.MerchantID, p.AccountID).Scan(&free)
+		}); err != nil {
+			return fmt.Errorf("probe the account's lock: %w", err)
+		}
+		return rolledBack
+	})
+	if !errors.Is(err, rolledBack) {
+		t.Fatalf("work in lane %s: %v", lane, err)
+	}
+	return free == 0
 }
