@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestPowerLossPostgres(t *testing.T) {
 	for n := 1; n <= powerLossTrials; n++ {
 		fs := mountLazyFS(t, powerLossDir(t))
 		pg := startPGCluster(t, fs, template)
-		trials = append(trials, runPowerLossTrial(t, n, pg.dsn(), func(first *process) {
+		tr := runPowerLossTrial(t, n, pg.dsn(), func(first *process) {
 			first.cmd.Process.Signal(syscall.SIGKILL)
 			pg.kill()
 			first.cmd.Wait()
@@ -84,7 +85,9 @@ func TestPowerLossPostgres(t *testing.T) {
 			fs.powerCut()
 			fs.remount()
 			pg.start()
-		}))
+		})
+		tr.checkNoDeadlocks(t, pg.log)
+		trials = append(trials, tr)
 	}
 	for _, tr := range trials {
 		tr.checkWebhooks(t)
@@ -371,6 +374,38 @@ func (tr *powerLossTrial) checkWrites(t *testing.T, m creds) {
 		t.Errorf("trial %d: %d jobs failed (%v)", tr.n, failed, err)
 	}
 }
+
+// checkNoDeadlocks checks that the trial's cluster, which serves it alone,
+// detected no deadlock since its restart (crash recovery clears the
+// statistics): its restarted payd ran the checks' writes beside its workers.
+// Every change that posts locks its account first, in one order, so none can
+// wait in a circle; a deadlock aborts one of them, and an aborted job waits
+// for its retry, where a clock advance does not see it. The cluster's log
+// says which statements were caught.
+func (tr *powerLossTrial) checkNoDeadlocks(t *testing.T, log string) {
+	t.Helper()
+	var deadlocks int64
+	if err := tr.db.Read().QueryRow(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocks); err != nil {
+		t.Fatalf("trial %d: read the deadlock count: %v", tr.n, err)
+	}
+	if deadlocks == 0 {
+		return
+	}
+	said, _ := os.ReadFile(log)
+	lines := strings.Split(string(said), "\n")
+	var caught []string
+	for i, line := range lines {
+		if strings.Contains(line, "deadlock detected") {
+			caught = append(caught, lines[i:min(i+deadlockReportLines, len(lines))]...)
+		}
+	}
+	t.Errorf("trial %d: PostgreSQL detected %d deadlocks; its log says:\n%s", tr.n, deadlocks, strings.Join(caught, "\n"))
+}
+
+// deadlockReportLines is how many lines of PostgreSQL's log a deadlock's
+// report takes: the error, its detail (each process, what it waits for and
+// its statement), its hint, context and statement.
+const deadlockReportLines = 8
 
 // explainRefunds says, for a check that found payinUUID's refund not
 // returned, where its refunds and their jobs stand and what the restarted
