@@ -2,13 +2,11 @@ package deposit_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"payd/internal/deposit"
 	"payd/internal/fault"
-	"payd/internal/job"
 	"payd/internal/server/servertest"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -99,13 +97,8 @@ func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		clear, ok := e.Queue.Handler(deposit.JobClear)
-		if !ok {
-			t.Fatal("no deposit.clear handler")
-		}
-		j := job.Job{Kind: deposit.JobClear, ClockOf: p.MerchantID, Attempt: 1,
-			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + d.UUID + `"}`)}
-		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), func(ctx context.Context, tx *store.Tx) error { return clear(ctx, tx, j) }) {
+		clear := e.JobWork(t, deposit.JobClear, p.MerchantID, d.UUID)
+		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), clear) {
 			t.Error("the clearing did not lock the account")
 		}
 	})

@@ -2,14 +2,13 @@ package payin_test
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
-	"payd/internal/job"
+	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/payin"
 	"payd/internal/server/servertest"
@@ -23,6 +22,21 @@ const idr = 100
 // qris is a valid IDR QRIS payin of amount.
 func qris(amount money.Input) payin.Request {
 	return payin.Request{Currency: "IDR", Amount: amount, PayinMethodName: "id_bank_qris_idr"}
+}
+
+// received is a QRIS payin of amount that p's customer has paid (its
+// clearing not yet run).
+func received(t *testing.T, e *servertest.Env, p merchant.Principal, amount money.Input) payin.Payin {
+	t.Helper()
+	ctx := context.Background()
+	pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris(amount))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin, err = storetest.Write(ctx, e.DB, e.Payins.Simulate, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"}); err != nil {
+		t.Fatal(err)
+	}
+	return pin
 }
 
 func TestCreateRules(t *testing.T) {
@@ -122,13 +136,7 @@ func TestRacingRefunds(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
 		p := e.Merchant(t, "IDR")["IDR"]
-		pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris("100000"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := storetest.Write(ctx, e.DB, e.Payins.Simulate, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"}); err != nil {
-			t.Fatal(err)
-		}
+		pin := received(t, e, p, "100000")
 		e.RunDue(t, p.MerchantID)
 		var (
 			wg       sync.WaitGroup
@@ -298,21 +306,9 @@ func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
 		if e.DB.Dialect() != store.Postgres {
 			t.Skip("SQLite has one writer and no row locks")
 		}
-		ctx := context.Background()
 		p := e.Merchant(t, "IDR")["IDR"]
-		pin, err := storetest.Write(ctx, e.DB, e.Payins.Create, p, qris("100000"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := storetest.Write(ctx, e.DB, e.Payins.Simulate, p, payin.SimulateRequest{UUID: pin.UUID, Status: "completed"}); err != nil {
-			t.Fatal(err)
-		}
-		clear, ok := e.Queue.Handler("payin.clear")
-		if !ok {
-			t.Fatal("no payin.clear handler")
-		}
-		j := job.Job{Kind: "payin.clear", ClockOf: p.MerchantID, Attempt: 1,
-			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + pin.UUID + `"}`)}
+		pin := received(t, e, p, "100000")
+		clear := e.JobWork(t, "payin.clear", p.MerchantID, pin.UUID)
 		tests := []struct {
 			name string
 			lane string
@@ -323,7 +319,7 @@ func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				got := e.LocksAccount(t, p, tt.lane, func(ctx context.Context, tx *store.Tx) error { return clear(ctx, tx, j) })
+				got := e.LocksAccount(t, p, tt.lane, clear)
 				if got != tt.want {
 					t.Errorf("the clearing locked the account: %v, want %v", got, tt.want)
 				}

@@ -2,7 +2,6 @@ package payout_test
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +29,23 @@ func funded(t *testing.T, e *servertest.Env, aud string) merchant.Principal {
 	}
 	e.RunDue(t, p.MerchantID)
 	return p
+}
+
+// held makes a merchant of 1,000 AUD whose account needs approvals, and a
+// payout of 100 AUD of it, held with its approval pending.
+func held(t *testing.T, e *servertest.Env) (merchant.Principal, payout.Payout) {
+	t.Helper()
+	ctx := context.Background()
+	p := funded(t, e, "1000")
+	approvals := true
+	if _, err := e.Merchants.UpdateAccount(ctx, p.MerchantID, "AUD", merchant.AccountUpdate{Approvals: &approvals}); err != nil {
+		t.Fatal(err)
+	}
+	po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
+	if err != nil || po.Status != payout.Held || po.Approval == nil || po.Approval.Status != payout.ApprovalPending {
+		t.Fatalf("Create() = %+v, %v; want held with a pending approval", po, err)
+	}
+	return p, po
 }
 
 // bankPayout pays each amount to an Australian bank account.
@@ -250,15 +266,7 @@ func TestFirstDecisionWins(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
-		p := funded(t, e, "1000")
-		approvals := true
-		if _, err := e.Merchants.UpdateAccount(ctx, p.MerchantID, "AUD", merchant.AccountUpdate{Approvals: &approvals}); err != nil {
-			t.Fatal(err)
-		}
-		po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
-		if err != nil || po.Status != payout.Held || po.Approval == nil || po.Approval.Status != payout.ApprovalPending {
-			t.Fatalf("Create() = %+v, %v; want held with a pending approval", po, err)
-		}
+		p, po := held(t, e)
 		decide := func(d payout.Decision) (payout.Payout, error) {
 			d.MerchantID, d.PayoutUUID = p.MerchantID, po.UUID
 			return store.Do(ctx, e.DB, func(tx *store.Tx) (payout.Payout, error) { return e.Payouts.Decide(ctx, tx, d) })
@@ -323,28 +331,14 @@ func TestChangesThatPostLockTheAccountFirst(t *testing.T) {
 			t.Skip("SQLite has one writer and no row locks")
 		}
 		ctx := context.Background()
-		p := funded(t, e, "1000")
-		approvals := true
-		if _, err := e.Merchants.UpdateAccount(ctx, p.MerchantID, "AUD", merchant.AccountUpdate{Approvals: &approvals}); err != nil {
-			t.Fatal(err)
-		}
-		po, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "100"))
-		if err != nil || po.Status != payout.Held {
-			t.Fatalf("Create() = %+v, %v; want held", po, err)
-		}
-		expire, ok := e.Queue.Handler("payout.expire_hold")
-		if !ok {
-			t.Fatal("no payout.expire_hold handler")
-		}
-		j := job.Job{Kind: "payout.expire_hold", ClockOf: p.MerchantID, Attempt: 1,
-			Payload: json.RawMessage(`{"merchant_id":"` + p.MerchantID + `","uuid":"` + po.UUID + `"}`)}
+		p, po := held(t, e)
 		reject := payout.Decision{MerchantID: p.MerchantID, PayoutUUID: po.UUID, Reason: "not this week",
 			By: payout.Decider{UserID: "u", Email: "checker@example.com", Role: merchant.Finance}}
 		tests := []struct {
 			name string
 			work func(ctx context.Context, tx *store.Tx) error
 		}{
-			{"the hold's expiry", func(ctx context.Context, tx *store.Tx) error { return expire(ctx, tx, j) }},
+			{"the hold's expiry", e.JobWork(t, "payout.expire_hold", p.MerchantID, po.UUID)},
 			{"a rejection", func(ctx context.Context, tx *store.Tx) error { _, err := e.Payouts.Decide(ctx, tx, reject); return err }},
 		}
 		for _, tt := range tests {

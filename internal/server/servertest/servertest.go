@@ -6,6 +6,7 @@ package servertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/httpapi"
+	"payd/internal/job"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/server"
@@ -111,6 +113,24 @@ func (e *Env) Balance(t testing.TB, p merchant.Principal) ledger.Balance {
 	}
 	t.Fatalf("no balance of account %d", p.AccountID)
 	return ledger.Balance{}
+}
+
+// JobWork is the work of a job of kind for merchantID's record uuid, its
+// handler run as the queue runs it (the payload names the merchant and the
+// record, as the payin, payout and deposit jobs' payloads do), for a test
+// that runs it in a transaction of its own (LocksAccount).
+func (e *Env) JobWork(t testing.TB, kind, merchantID, uuid string) func(ctx context.Context, tx *store.Tx) error {
+	t.Helper()
+	h, ok := e.Queue.Handler(kind)
+	if !ok {
+		t.Fatalf("no handler for job kind %s", kind)
+	}
+	payload, err := json.Marshal(map[string]string{"merchant_id": merchantID, "uuid": uuid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := job.Job{Kind: kind, ClockOf: merchantID, Payload: payload, Attempt: 1}
+	return func(ctx context.Context, tx *store.Tx) error { return h(ctx, tx, j) }
 }
 
 // LocksAccount runs work in a transaction in lane (store.WithLane; its
