@@ -326,8 +326,9 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // outcomes, say), takes it first, so that all such transactions wait on the
 // account before anything else, instead of holding their own rows while
 // waiting for buckets another holds. Every job that posts is such a caller:
-// a worker runs a merchant's jobs in one transaction. Spread slots are not locked: only a post takes
-// them, as the last lock of its statement, and holds them to its commit.
+// a worker runs a merchant's jobs in one transaction. Spread slots are not
+// locked: only a post takes them, as the last lock of its statement, and
+// holds them to its commit.
 func LockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
 	_, err := LockAccountOf(ctx, tx, merchantID, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
 	return err

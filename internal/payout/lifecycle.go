@@ -20,10 +20,10 @@ type ref struct {
 }
 
 // jobPayout reads the payout a job names, locked, and the time on its
-// merchant's clock. A job that posts (its funds go back) locks the account
-// first (posts): a worker runs it among the merchant's other jobs in one
-// transaction, and each of them queues on the account before anything else
-// (ledger.LockAccount).
+// merchant's clock. With posts (the job may post: its funds go back) it
+// locks the account first: a worker runs the job among the merchant's other
+// jobs in one transaction, each of which queues on the account before
+// anything else (ledger.LockAccount).
 func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job, posts bool) (row, time.Time, error) {
 	var ref ref
 	if err := json.Unmarshal(j.Payload, &ref); err != nil {
