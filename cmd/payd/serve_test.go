@@ -92,19 +92,38 @@ func serve(t *testing.T, env map[string]string, args ...string) *served {
 	return s
 }
 
-// waitListening polls the JSON log for `listening on http://…` and returns the address.
+// How long a start may take before it listens: startWithin, or
+// migrationWithin when it waited for another process's migration (its log
+// says migrationWaitLine).
+const (
+	startWithin       = 30 * time.Second
+	migrationWithin   = 5 * time.Minute
+	migrationWaitLine = "waiting for another process's migration"
+)
+
+// waitListening polls the JSON log for `listening on http://…` and returns
+// the address: within startWithin, or within migrationWithin once payd has
+// said it waits for another process's migration (on Citus the parallel
+// tests' schema changes take the migration lock one at a time, each for
+// tens of seconds under load).
 func waitListening(t *testing.T, log *syncBuffer, done <-chan struct{}, code *int) string {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	started := time.Now()
 	for {
-		if root := listeningOn(log.String()); root != "" {
+		said := log.String()
+		if root := listeningOn(said); root != "" {
 			return root
+		}
+		within := startWithin
+		if strings.Contains(said, migrationWaitLine) {
+			within = migrationWithin
+		}
+		if time.Since(started) > within {
+			t.Fatalf("no `listening on` log line within %v; log:\n%s", within, said)
 		}
 		select {
 		case <-done:
 			t.Fatalf("payd serve exited %d before listening; log:\n%s", *code, log.String())
-		case <-deadline:
-			t.Fatalf("no `listening on` log line within 30s; log:\n%s", log.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

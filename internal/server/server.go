@@ -117,7 +117,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DB, cfg.StoreOptions)
+	opts := cfg.StoreOptions
+	if opts.MigrationWait == nil {
+		opts.MigrationWait = func() {
+			cfg.Log.Info("waiting for another process's migration of the database to finish", "advisory_lock", store.MigrationLockID)
+		}
+	}
+	db, err := store.Open(ctx, cfg.DB, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,23 @@ func isBusy(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
 }
 
+// lockMigrations takes the migration lock on conn, waiting for the process
+// that holds it, if one does, to finish its migration: on Citus one
+// migration of any schema in the database at a time (see
+// MigrationLockID), which can take tens of seconds. Before it waits it says
+// so (Options.MigrationWait).
+func (db *DB) lockMigrations(ctx context.Context, conn *sql.Conn) error {
+	var locked bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", MigrationLockID).Scan(&locked); err != nil || locked {
+		return err
+	}
+	if db.migrationWait != nil {
+		db.migrationWait()
+	}
+	_, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", MigrationLockID)
+	return err
+}
+
 // migrate applies those of all not yet applied.
 func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, err error) {
 	conn, err := db.write.Conn(ctx)
@@ -98,7 +115,7 @@ func (db *DB) migrate(ctx context.Context, all []Migration) (applied []string, e
 	}
 	defer conn.Close()
 	if db.dialect == Postgres {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", MigrationLockID); err != nil {
+		if err := db.lockMigrations(ctx, conn); err != nil {
 			return nil, fmt.Errorf("migrate: lock: %w", err)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", MigrationLockID)

@@ -2,9 +2,13 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -161,6 +165,71 @@ func TestMigrateConcurrent(t *testing.T) {
 		}
 		if got, want := len(appliedVersions(t, dbs[0])), len(migrationNames(t, dbs[0].Dialect())); got != want {
 			t.Errorf("schema_migrations has %d rows, want %d", got, want)
+		}
+	})
+}
+
+// TestMigrateSaysWhenItWaits: a process that finds another one migrating
+// says so (Options.MigrationWait) before it waits, once, and migrates when
+// the lock is free (PostgreSQL; SQLite has no such lock).
+func TestMigrateSaysWhenItWaits(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		waits := 0
+		waiting := make(chan struct{})
+		db, err := store.Open(ctx, dsn, store.Options{MigrationWait: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if waits++; waits == 1 {
+				close(waiting)
+			}
+		}})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		defer db.Close()
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite has no migration lock")
+		}
+		holder, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Close()
+		conn, err := holder.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Another process migrating: it holds the lock (after any other
+		// test's schema change that holds it now).
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", store.MigrationLockID); err != nil {
+			t.Fatal(err)
+		}
+		migrated := make(chan error, 1)
+		go func() {
+			_, err := db.Migrate(ctx)
+			migrated <- err
+		}()
+		select {
+		case <-waiting:
+		case err := <-migrated:
+			t.Fatalf("Migrate returned (%v) while another process held the lock", err)
+		case <-time.After(time.Minute):
+			t.Fatal("Migrate did not say it waits within a minute")
+		}
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", store.MigrationLockID); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-migrated; err != nil {
+			t.Errorf("Migrate after the lock was freed: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if waits != 1 {
+			t.Errorf("MigrationWait called %d times, want once", waits)
 		}
 	})
 }

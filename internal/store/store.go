@@ -41,6 +41,8 @@ type DB struct {
 	lanes   lanes
 	stmts   stmtCache
 	citus   bool // a Citus coordinator (store/citus.go)
+	// migrationWait is Options.MigrationWait.
+	migrationWait func()
 	// ckpt copies SQLite's log into the database file (checkpoint.go).
 	ckpt *checkpointer
 }
@@ -53,6 +55,10 @@ type Options struct {
 	// SQLiteSynchronous overrides PRAGMA synchronous. The default, FULL, makes
 	// every acknowledged commit survive power loss; tests may pass NORMAL.
 	SQLiteSynchronous string
+	// MigrationWait, when set, is called once when Migrate finds another
+	// process migrating the database (PostgreSQL), before it waits for it:
+	// so that a start that waits says why.
+	MigrationWait func()
 }
 
 // Open connects to dsn: "sqlite:FILE" (or a path ending in .db) for the
@@ -74,6 +80,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db.reader = &Reader{db: db, pool: db.read, stmts: map[string]*sql.Stmt{}}
+	db.migrationWait = opt.MigrationWait
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.write.PingContext(pingCtx); err != nil {
