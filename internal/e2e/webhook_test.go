@@ -227,30 +227,36 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 		}
 	}()
 	found := make(chan string, 1)
-	ended := make(chan struct{}) // standard error closed: payd exited
-	var early []string           // what payd wrote before it listened (the last maxEarly lines)
+	migrationWait := make(chan struct{}, 1) // payd waits for another process's migration
+	ended := make(chan struct{})            // standard error closed: payd exited
+	var early []string                      // what payd wrote before it listened (the last maxEarly lines)
 	go func() {
 		defer close(ended)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		listened := false
+		listened, waitSaid := false, false
 		for sc.Scan() {
+			line := sc.Text()
 			if !listened {
 				p.mu.Lock()
-				early = append(early, sc.Text())
+				early = append(early, line)
 				if len(early) > maxEarly {
 					early = early[len(early)-maxEarly:]
 				}
 				p.mu.Unlock()
 			}
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			if !listened && !waitSaid && strings.Contains(line, "waiting for another process's migration") {
+				waitSaid = true
+				migrationWait <- struct{}{}
+			}
+			if m := listening.FindStringSubmatch(line); m != nil {
 				listened = true
 				found <- m[1]
 			}
-			if line := sc.Text(); strings.Contains(line, `"request_id"`) || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			if strings.Contains(line, `"request_id"`) || strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
 				p.mu.Lock()
 				if len(p.logged) < maxLogged {
-					p.logged = append(p.logged, sc.Text())
+					p.logged = append(p.logged, line)
 				}
 				p.mu.Unlock()
 			}
@@ -261,21 +267,29 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 		defer p.mu.Unlock()
 		return strings.Join(early, "\n")
 	}
-	select {
-	case base := <-found:
-		p.base = base + "/api"
-	case <-ended:
-		t.Fatalf("payd exited before it listened (%v); it said:\n%s", cmd.Wait(), said())
-	case <-time.After(90 * time.Second):
-		// SIGQUIT has the Go runtime print every goroutine's stack: where it hangs.
-		cmd.Process.Signal(syscall.SIGQUIT)
+	// A start may wait for another process's migration first (on Citus
+	// the parallel tests' schema changes take the lock one at a time).
+	deadline := time.NewTimer(90 * time.Second)
+	defer deadline.Stop()
+	for {
 		select {
+		case <-migrationWait: // said once
+			deadline.Reset(5 * time.Minute)
+		case base := <-found:
+			p.base = base + "/api"
+			return p
 		case <-ended:
-		case <-time.After(10 * time.Second):
+			t.Fatalf("payd exited before it listened (%v); it said:\n%s", cmd.Wait(), said())
+		case <-deadline.C:
+			// SIGQUIT has the Go runtime print every goroutine's stack: where it hangs.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+			}
+			t.Fatalf("payd did not start in time; it said:\n%s", said())
 		}
-		t.Fatalf("payd did not start within 90 s; it said:\n%s", said())
 	}
-	return p
 }
 
 // maxEarly bounds the lines startProcess keeps of a payd that has not
