@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"html"
-	"image/png"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,9 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/makiuchi-d/gozxing"
-	"github.com/makiuchi-d/gozxing/qrcode"
 
 	"payd/internal/merchant"
 )
@@ -513,21 +508,10 @@ func TestPortalTOTPQRCode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the QR image is not base64: %v", err)
 		}
-		decoded, err := png.Decode(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("the QR image is not a PNG: %v", err)
-		}
-		bmp, err := gozxing.NewBinaryBitmapFromImage(decoded)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
-		if err != nil {
-			t.Fatalf("the QR image does not read: %v", err)
-		}
-		uri, err := url.Parse(res.GetText())
+		text := decodeQRImage(t, raw)
+		uri, err := url.Parse(text)
 		if err != nil || uri.Scheme != "otpauth" || uri.Host != "totp" || uri.Query().Get("secret") != secret[1] {
-			t.Errorf("the QR code reads %q, want an otpauth://totp URI with secret %s", res.GetText(), secret[1])
+			t.Errorf("the QR code reads %q, want an otpauth://totp URI with secret %s", text, secret[1])
 		}
 	})
 }

@@ -1,12 +1,10 @@
 package portal
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"image/png"
 	"net/mail"
 	"strings"
 	"time"
@@ -208,25 +206,18 @@ func (s *Service) changeUser(ctx context.Context, by Session, userID, client, ac
 }
 
 // BeginTOTP makes a new second-factor secret for the user, kept pending
-// until a code confirms it, and returns its QR code (PNG) and secret.
-func (s *Service) BeginTOTP(ctx context.Context, by Session) ([]byte, string, error) {
+// until a code confirms it, and returns its otpauth URI (what an
+// authenticator app scans, as a QR code the page draws) and the secret.
+func (s *Service) BeginTOTP(ctx context.Context, by Session) (uri, secret string, err error) {
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: "payd", AccountName: by.Email})
 	if err != nil {
-		return nil, "", fmt.Errorf("make TOTP secret: %w", err)
-	}
-	img, err := key.Image(240, 240)
-	if err != nil {
-		return nil, "", err
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		return nil, "", err
+		return "", "", fmt.Errorf("make TOTP secret: %w", err)
 	}
 	err = s.db.Exec(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE users SET totp_pending = $1 WHERE merchant_id = $2 AND id = $3`, key.Secret(), by.MerchantID, by.ID)
 		return err
 	})
-	return buf.Bytes(), key.Secret(), err
+	return key.URL(), key.Secret(), err
 }
 
 // ConfirmTOTP turns the pending secret on when code is right for it.

@@ -221,17 +221,9 @@ func (h *payPage) serveQR(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeQR answers with text drawn as a QR code in a PNG, each module a whole
-// number of pixels, as many as fit in qrSizePixels. A module drawn over a
-// fractional width (go-qrcode's fixed-size images) has uneven edges that some
-// readers misjudge: gozxing failed on 160 of 10,000 sandbox KHQRs drawn at
-// 320 px, which zbar read, and on none drawn this way.
+// writeQR answers with text drawn as a QR code in a PNG (qrPNG).
 func writeQR(w http.ResponseWriter, text string) error {
-	q, err := qrcode.New(text, qrcode.Medium)
-	if err != nil {
-		return err
-	}
-	png, err := q.PNG(-max(1, qrSizePixels/len(q.Bitmap())))
+	png, err := qrPNG(text)
 	if err != nil {
 		return err
 	}
@@ -239,6 +231,21 @@ func writeQR(w http.ResponseWriter, text string) error {
 	w.Header().Set("Content-Type", "image/png")
 	w.Write(png)
 	return nil
+}
+
+// qrPNG draws text as a QR code in a PNG, with the standard's quiet zone
+// of four modules around it and each module a whole number of pixels, as
+// many as fit in qrSizePixels: every QR code payd shows (pay pages, PayID,
+// Payment Gateway 3 links, the portal's second-factor enrolment). A module
+// drawn over a fractional width (go-qrcode's fixed-size images) has uneven
+// edges that some readers misjudge: gozxing failed on 160 of 10,000 sandbox
+// KHQRs drawn at 320 px, which zbar read, and on none drawn this way.
+func qrPNG(text string) ([]byte, error) {
+	q, err := qrcode.New(text, qrcode.Medium)
+	if err != nil {
+		return nil, err
+	}
+	return q.PNG(-max(1, qrSizePixels/len(q.Bitmap())))
 }
 
 func payQRString(pi payin.Payin) string {

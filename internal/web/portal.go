@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -756,9 +757,14 @@ func (h *portalPages) totpPage(w http.ResponseWriter, r *http.Request, s portal.
 		h.render(w, r, http.StatusOK, "totp", h.page(s, "Second factor", map[string]any{"Enabled": true}))
 		return
 	}
-	png, secret, err := h.Portal.BeginTOTP(r.Context(), s)
+	uri, secret, err := h.Portal.BeginTOTP(r.Context(), s)
 	if err != nil {
 		h.fail(w, r, s, err)
+		return
+	}
+	png, err := qrPNG(uri)
+	if err != nil {
+		h.fail(w, r, s, fmt.Errorf("draw the TOTP key's QR code: %w", err))
 		return
 	}
 	h.render(w, r, http.StatusOK, "totp", h.page(s, "Second factor", map[string]any{"Enabled": false,
