@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"payd/internal/merchant"
+	"payd/internal/server"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
@@ -94,11 +95,10 @@ func serve(t *testing.T, env map[string]string, args ...string) *served {
 
 // How long a start may take before it listens: startWithin, or
 // migrationWithin when it waited for another process's migration (its log
-// says migrationWaitLine).
+// says server.MigrationWaitMessage).
 const (
-	startWithin       = 30 * time.Second
-	migrationWithin   = 5 * time.Minute
-	migrationWaitLine = "waiting for another process's migration"
+	startWithin     = 30 * time.Second
+	migrationWithin = 5 * time.Minute
 )
 
 // waitListening polls the JSON log for `listening on http://…` and returns
@@ -115,7 +115,7 @@ func waitListening(t *testing.T, log *syncBuffer, done <-chan struct{}, code *in
 			return root
 		}
 		within := startWithin
-		if strings.Contains(said, migrationWaitLine) {
+		if strings.Contains(said, server.MigrationWaitMessage) {
 			within = migrationWithin
 		}
 		if time.Since(started) > within {

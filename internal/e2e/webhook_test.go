@@ -245,7 +245,7 @@ func startProcess(t *testing.T, dsn string, extra ...string) *process {
 				}
 				p.mu.Unlock()
 			}
-			if !listened && !waitSaid && strings.Contains(line, "waiting for another process's migration") {
+			if !listened && !waitSaid && strings.Contains(line, server.MigrationWaitMessage) {
 				waitSaid = true
 				migrationWait <- struct{}{}
 			}

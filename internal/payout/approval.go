@@ -70,9 +70,10 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 	if !d.Approve {
 		outcome, reason = ApprovalRejected, strings.TrimSpace(d.Reason)
 	}
-	// A rejection posts (the funds go back): the account is locked before
-	// the payout, as every change that posts does (ledger.LockAccount). The
-	// lock goes to the server with the decision's update.
+	// A decision may post (a rejection returns the funds), so either locks
+	// the account before the payout, as every change that posts does
+	// (ledger.LockAccount). The lock goes to the server with the decision's
+	// update.
 	if err := sendAccountLock(ctx, tx, d.MerchantID, d.PayoutUUID); err != nil {
 		return Payout{}, err
 	}

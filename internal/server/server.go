@@ -96,6 +96,11 @@ type Server struct {
 	Metrics     *httpapi.Metrics
 }
 
+// MigrationWaitMessage is what a start logs when it finds another process
+// migrating the database and waits for it (store.Options.MigrationWait):
+// a start that hangs there says why.
+const MigrationWaitMessage = "waiting for another process's migration of the database to finish"
+
 // Open connects to the database, migrates it, and builds the services.
 func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
@@ -120,7 +125,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	opts := cfg.StoreOptions
 	if opts.MigrationWait == nil {
 		opts.MigrationWait = func() {
-			cfg.Log.Info("waiting for another process's migration of the database to finish", "advisory_lock", store.MigrationLockID)
+			cfg.Log.Info(MigrationWaitMessage, "advisory_lock", store.MigrationLockID)
 		}
 	}
 	db, err := store.Open(ctx, cfg.DB, opts)
