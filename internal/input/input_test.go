@@ -73,6 +73,14 @@ func TestJSON(t *testing.T) {
 	}
 }
 
+func TestJSONIn(t *testing.T) {
+	err := JSONIn("webhook_notification", []byte(`{"url":"https://a.example/\u0000"}`))
+	e, ok := fault.As(err)
+	if !ok || e.Fields["webhook_notification.url"] == "" {
+		t.Errorf("JSONIn = %v, want a 422 naming webhook_notification.url", err)
+	}
+}
+
 func TestValues(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -111,4 +119,26 @@ func FuzzJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		_ = JSON(doc) // never panics
 	})
+}
+
+func TestPathAt(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		offset    int64 // where encoding/json's UnmarshalTypeError points
+		want      string
+	}{
+		{"a string in the second element", `{"details":[{"amount":1},{"amount":"x"}]}`, 38, "details[1].amount"},
+		{"an object where a number goes", `{"details":[{"sub":[{"amount":1},{"amount":{}}]}]}`, 44, "details[0].sub[1].amount"},
+		{"an array where a number goes", `{"details":[{"amount":1},{"amount":[1,2]}]}`, 36, "details[1].amount"},
+		{"an object where an array goes", `{"details":{"a":1}}`, 12, "details"},
+		{"nothing ends there", `{"a":1}`, 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := PathAt([]byte(tt.doc), tt.offset)
+			if got != tt.want {
+				t.Errorf("PathAt(%s, %d) = %q, want %q", tt.doc, tt.offset, got, tt.want)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package input
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"payd/internal/fault"
@@ -13,55 +14,88 @@ import (
 // its path (payout_transaction_details[0].name). A JSON string cannot hold
 // a raw control character, only an escape of one, so a document without a
 // backslash is checked without being walked.
-func JSON(doc []byte) error {
+func JSON(doc []byte) error { return JSONIn("", doc) }
+
+// JSONIn is JSON for a document that is itself the value of member name (a
+// multipart part holding JSON, such as webhook_notification): the paths it
+// names start with name.
+func JSONIn(name string, doc []byte) error {
 	if bytes.IndexByte(doc, '\\') < 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	err := walk(dec, "")
+	err := walkDoc(name, doc, func(path string, tok json.Token, _ int64) error {
+		if s, ok := tok.(string); ok {
+			return Check(path, s)
+		}
+		return nil
+	})
 	if _, ok := fault.As(err); ok {
 		return err
 	}
 	return nil // not JSON: the decoder that read it already said so
 }
 
-// walk checks the value dec is at, named path.
-func walk(dec *json.Decoder, path string) error {
+// PathAt names, with its array indexes, the value of doc whose first token
+// ends at offset: where encoding/json's UnmarshalTypeError points (its Field
+// leaves the indexes out). ok is false when no value ends there.
+func PathAt(doc []byte, offset int64) (path string, ok bool) {
+	errFound := errors.New("found")
+	err := walkDoc("", doc, func(p string, _ json.Token, end int64) error {
+		if end == offset {
+			path = p
+			return errFound
+		}
+		return nil
+	})
+	return path, errors.Is(err, errFound)
+}
+
+// visit sees each value of a document: its path, its first token (a string,
+// another literal, or the delimiter that opens it) and the offset where that
+// token ends. A member's name is checked by the walk itself.
+type visit func(path string, tok json.Token, end int64) error
+
+func walkDoc(name string, doc []byte, v visit) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	return walk(dec, name, v)
+}
+
+// walk reads the value dec is at, named path.
+func walk(dec *json.Decoder, path string, v visit) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
 	}
-	switch v := tok.(type) {
-	case string:
-		return Check(orBody(path), v)
-	case json.Delim:
-		switch v {
-		case '{':
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := tok.(string)
-				if p := problem(key, false); p != "" {
-					return fault.Field(join(path, Quote(key)), "is a member name that "+p)
-				}
-				if err := walk(dec, join(path, key)); err != nil {
-					return err
-				}
-			}
-		case '[':
-			for i := 0; dec.More(); i++ {
-				if err := walk(dec, orBody(path)+"["+strconv.Itoa(i)+"]"); err != nil {
-					return err
-				}
-			}
-		}
-		_, err := dec.Token() // the closing delimiter
+	if err := v(orBody(path), tok, dec.InputOffset()); err != nil {
 		return err
 	}
-	return nil
+	switch tok {
+	case json.Delim('{'):
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := tok.(string)
+			if p := problem(key, false); p != "" {
+				return fault.Field(join(path, Quote(key)), "is a member name that "+p)
+			}
+			if err := walk(dec, join(path, key), v); err != nil {
+				return err
+			}
+		}
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := walk(dec, orBody(path)+"["+strconv.Itoa(i)+"]", v); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
 }
 
 func join(path, key string) string {
