@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"payd/internal/httpapi"
+	"payd/internal/input"
 	"payd/internal/server"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -361,6 +362,10 @@ func jsonBodySeeds() ([]bodySeed, error) {
 			add("wrong-type-"+m.name, jsonObject(oneMember(members, j, wrongType(m.value))), "application/json")
 			add("huge-"+m.name, jsonObject(oneMember(members, j, `99999999999999999999999999999999`)), "application/json")
 			add("null-"+m.name, jsonObject(oneMember(members, j, `null`)), "application/json")
+			if m.value[0] == '"' {
+				add("nul-"+m.name, jsonObject(oneMember(members, j, inString(func(s string) string { return s + `\u0000` })(m.value))), "application/json")
+				add("control-"+m.name, jsonObject(oneMember(members, j, inString(func(s string) string { return `\u001b` + s })(m.value))), "application/json")
+			}
 			if numericJSON.Match(m.value) {
 				add("huge-string-"+m.name, jsonObject(oneMember(members, j, `"99999999999999999999999999999999.99"`)), "application/json")
 				add("fraction-"+m.name, jsonObject(oneMember(members, j, `"0.000000000000000000001"`)), "application/json")
@@ -556,7 +561,8 @@ func (fx bodyFixture) caller(body []byte) creds {
 // answer is never a 5xx, always a JSON object, the errors envelope with a
 // code and a message on a 4xx, and a 4xx writes nothing: no table of the
 // database gains or loses a row (payd runs without workers, so nothing else
-// writes). The valid bodies of the seed table are accepted. No
+// writes); a string with a control character (CONTRACT §24) is never
+// accepted. The valid bodies of the seed table are accepted. No
 // Idempotency-Key is sent: 4xx answers to keyed requests are stored by design.
 //
 // The seeds are checked in under testdata/fuzz/FuzzJSONBodies: seed-* files
@@ -625,6 +631,9 @@ func FuzzJSONBodies(f *testing.F) {
 		}
 		if valid[routeBody{index, string(body)}] && contentType == "application/json" && r.Status >= 300 {
 			t.Fatalf("%s %s refused a valid body: %d %s", method, path, r.Status, r.Body)
+		}
+		if ctrl := input.JSON([]byte(filled)); r.Status < 300 && ctrl != nil {
+			t.Fatalf("%s %s accepted a string that breaks the input rule (%v): %d %s", method, path, ctrl, r.Status, r.Body)
 		}
 		if changed := before.changed(after); r.Status >= 400 && len(changed) > 0 {
 			t.Fatalf("%s %s answered %d %s but wrote rows: %v", method, path, r.Status, bytes.TrimSpace(r.Body), changed)

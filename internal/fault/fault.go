@@ -124,6 +124,16 @@ func (f Fields) Add(name, problem string) {
 	}
 }
 
+// AddErr adds the members a validation error names (one of Field or of
+// Fields.Err); nil, or an error that names no member, adds nothing.
+func (f Fields) AddErr(err error) {
+	if e, ok := As(err); ok {
+		for k, v := range e.Fields {
+			f.Add(k, v)
+		}
+	}
+}
+
 // Err returns the collected problems as one VALIDATION_FAILED error, or nil.
 func (f Fields) Err() error {
 	if len(f) == 0 {

@@ -192,6 +192,9 @@ func (a *API) add(rt route) {
 	if rt.method == http.MethodPost || rt.method == http.MethodPut {
 		h = a.idempotent(rt.maxBody, h)
 	}
+	if !rt.raw {
+		h = a.checkQuery(h)
+	}
 	h = a.authenticate(rt.auth, h)
 	limit := rt.maxBody
 	next := h

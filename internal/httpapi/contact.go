@@ -11,6 +11,7 @@ import (
 
 	"payd/internal/contact"
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/store"
 )
 
@@ -295,10 +296,20 @@ func readKYCForm(r *http.Request) (contact.KYCSubmission, error) {
 			k.Documents[name] = data
 		default:
 			*texts[name] = string(data)
+			f.AddErr(textPartProblem(name, data))
 		}
 		seen[name] = true
 	}
 	return k, f.Err()
+}
+
+// textPartProblem checks a multipart text part by the input rule; a part
+// that holds JSON (webhook_notification) has its strings checked too.
+func textPartProblem(name string, data []byte) error {
+	if name == "webhook_notification" {
+		return input.JSONIn(name, data)
+	}
+	return input.Check(name, string(data))
 }
 
 func kycMultipartError(err error) error {

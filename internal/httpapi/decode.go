@@ -12,6 +12,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/money"
 )
 
@@ -47,12 +48,17 @@ func decode(r *http.Request, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		// A string that breaks the input rule is named as such, also
+		// where its member wants a time or an amount it cannot be.
+		if ctrl := input.JSON(body); ctrl != nil && json.Valid(body) {
+			return ctrl
+		}
+		return jsonError(body, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fault.New(fault.Malformed, codeMalformedJSON, "the body must hold one JSON object and nothing after it")
 	}
-	return nil
+	return input.JSON(body)
 }
 
 func bodyReadError(err error) error {
@@ -63,7 +69,9 @@ func bodyReadError(err error) error {
 	return fault.New(fault.Malformed, codeMalformedJSON, "the body could not be read")
 }
 
-func jsonError(err error) error {
+// jsonError answers a body that did not decode; a member of the wrong type
+// is named with its array indexes (payout_transaction_details[1].amount).
+func jsonError(body []byte, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
@@ -71,8 +79,12 @@ func jsonError(err error) error {
 		if typeErr.Field == "" {
 			return fault.New(fault.Malformed, codeWrongType, "the body must be a JSON object")
 		}
-		e := fault.New(fault.Malformed, codeWrongType, "%s %s", typeErr.Field, expected(typeErr.Type))
-		e.Fields = map[string]string{typeErr.Field: expected(typeErr.Type)}
+		name := typeErr.Field
+		if p, ok := input.PathAt(body, typeErr.Offset); ok {
+			name = p
+		}
+		e := fault.New(fault.Malformed, codeWrongType, "%s %s", name, expected(typeErr.Type))
+		e.Fields = map[string]string{name: expected(typeErr.Type)}
 		return e
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
 		return fault.New(fault.Malformed, codeMalformedJSON, "the body is not valid JSON")

@@ -112,7 +112,9 @@ func routeErrors(rt route) map[int][]errorCode {
 	if rt.auth != authNone {
 		include(fault.CodeRequireLogin, fault.CodeRateLimited)
 	}
-	if len(rt.params) > 0 || rt.body != nil || rt.form != nil {
+	if !rt.raw {
+		// Every route refuses a query string that breaks the input rule
+		// (checkQuery), whether it documents parameters or not.
 		include(fault.CodeValidation)
 	}
 	if rt.body != nil {

@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/input"
 )
 
 // Page list bounds (CONTRACT §3).
@@ -17,6 +18,21 @@ const (
 	// maxQueryValueLen bounds any single query value.
 	maxQueryValueLen = 256
 )
+
+// checkQuery refuses a query string that breaks the input rule (a control
+// character or broken UTF-8 in any name or value: 422 naming the parameter)
+// before the handler reads it, on every route alike (CONTRACT §24).
+func (a *API) checkQuery(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			if err := input.Values(r.URL.Query()); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		}
+		next(w, r)
+	}
+}
 
 // queryReader reads query parameters, collecting every problem.
 type queryReader struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/store"
 )
 
@@ -149,7 +150,7 @@ var dummyHash = hashSecret("no such app")
 // Authenticate checks an app-id/secret-key pair, against the principal
 // cache (principals.go) when it holds the app.
 func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Principal, error) {
-	if appID == "" || secretKey == "" || len(appID) > 64 || len(secretKey) > 128 {
+	if appID == "" || secretKey == "" || len(appID) > 64 || len(secretKey) > 128 || input.Problem("app-id", appID) != "" {
 		return Principal{}, ErrUnauthenticated
 	}
 	if e, ok := s.principals.get(appID); ok {

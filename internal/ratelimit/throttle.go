@@ -8,6 +8,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,9 +157,12 @@ const maxKeyPart = 64
 
 func clientKey(client string) string { return "client " + client }
 
+// appKey is the key of a client's failures with appID, which is whatever
+// the header held: cut to maxKeyPart bytes and made valid UTF-8 (a text
+// column refuses anything else), broken sequences all counting as one.
 func appKey(client, appID string) string {
 	if len(appID) > maxKeyPart {
 		appID = appID[:maxKeyPart]
 	}
-	return "app " + client + " " + appID
+	return "app " + client + " " + strings.ToValidUTF8(appID, "\uFFFD")
 }

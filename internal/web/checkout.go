@@ -15,6 +15,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/input"
 )
 
 // The hosted checkout page of the payment gateway (CONTRACT §11):
@@ -197,6 +198,10 @@ func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, tok
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
 		h.renderError(w, http.StatusForbidden, nil)
+		return
+	}
+	if e, ok := fault.As(input.Values(r.PostForm)); ok {
+		h.show(w, r, id, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
 		return
 	}
 	var a gateway.Attempt

@@ -16,6 +16,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/input"
 )
 
 // The hosted page of a Payment Gateway 3 payin link (CONTRACT §11):
@@ -185,6 +186,10 @@ func (h *linkPage) pay(w http.ResponseWriter, r *http.Request, uuid, token strin
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf_token")), []byte(h.svc.LinkFormToken(uuid))) != 1 {
 		h.renderError(w, http.StatusForbidden)
+		return
+	}
+	if e, ok := fault.As(input.Values(r.PostForm)); ok {
+		h.show(w, r, uuid, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
 		return
 	}
 	var a gateway.Attempt

@@ -16,6 +16,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/money"
 	"payd/internal/payin"
 )
@@ -134,6 +135,10 @@ func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
 		h.renderError(w, http.StatusForbidden)
+		return
+	}
+	if input.Values(r.PostForm) != nil {
+		h.renderError(w, http.StatusUnprocessableEntity)
 		return
 	}
 	outcome := r.PostForm.Get("outcome")
@@ -357,6 +362,7 @@ type payErrorView struct {
 var payErrors = map[int]payErrorView{
 	http.StatusBadRequest:          {"Request not understood", "Go back to the payment page and try again."},
 	http.StatusForbidden:           {"Form out of date", "Reload the payment page and try again."},
+	http.StatusUnprocessableEntity: {"Request not understood", "The form held characters it cannot hold. Go back to the payment page and try again."},
 	http.StatusNotFound:            {"Payment not found", "This payment link is not valid. Check the link the merchant gave you."},
 	http.StatusMethodNotAllowed:    {"Method not allowed", "This page cannot be used that way."},
 	http.StatusInternalServerError: {"Something went wrong", "Try again in a moment."},

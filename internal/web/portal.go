@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
@@ -151,6 +152,10 @@ func (h *portalPages) render(w http.ResponseWriter, r *http.Request, status int,
 // client is the request's address, for the audit log.
 func (h *portalPages) client(r *http.Request) string { return h.Trust.Client(r).String() }
 
+// multilineFields are the portal's textareas of one entry a line, which may
+// hold line breaks besides the free text of input.FreeText.
+var multilineFields = []string{"params", "embed_origins"}
+
 type sessionHandler func(w http.ResponseWriter, r *http.Request, s portal.Session)
 
 // signedIn runs next for a signed-in user, after the CSRF check of a POST;
@@ -175,6 +180,10 @@ func (h *portalPages) signedIn(next sessionHandler) http.HandlerFunc {
 			r.Body = http.MaxBytesReader(w, r.Body, maxPortalForm)
 			if err := r.ParseForm(); err != nil || !portal.CSRFMatches(s.CSRF, r.PostFormValue("csrf_token")) {
 				h.render(w, r, http.StatusForbidden, "message", h.page(s, "Refused", "The form was refused: reload the page and try again."))
+				return
+			}
+			if err := input.Values(r.PostForm, multilineFields...); err != nil {
+				h.fail(w, r, s, err)
 				return
 			}
 		}
@@ -240,6 +249,11 @@ func (h *portalPages) login(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = err
 	email := r.PostFormValue("email")
+	if err := input.Values(r.PostForm); err != nil {
+		e, _ := fault.As(err)
+		h.render(w, r, http.StatusUnprocessableEntity, "login", portalPage{Title: "Sign in", CSRF: c.Value, Error: e.Message, Data: struct{ Email string }{}})
+		return
+	}
 	s, delay, err := h.Portal.Login(r.Context(), portal.Credentials{Email: email, Password: r.PostFormValue("password"),
 		TOTPCode: strings.TrimSpace(r.PostFormValue("totp_code")), Client: h.client(r)})
 	if err != nil {
@@ -742,6 +756,10 @@ func (h *portalPages) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	if err := r.ParseForm(); err != nil || !portal.CSRFMatches(token, r.PostFormValue("csrf_token")) {
 		h.render(w, r, http.StatusForbidden, "message", portalPage{Title: "Refused", Data: "The form was refused."})
+		return
+	}
+	if err := input.Values(r.PostForm); err != nil {
+		h.fail(w, r, portal.Session{}, err)
 		return
 	}
 	if _, err := h.Portal.AcceptInvite(r.Context(), token, r.PostFormValue("password"), h.client(r)); err != nil {

@@ -6,11 +6,15 @@
 package web
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"payd/internal/contact"
+	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/input"
 	"payd/internal/payin"
 )
 
@@ -50,4 +54,70 @@ func New(d Deps) *Pages {
 // Prefixes are the path prefixes the pages own; the API routes them here.
 var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/", "/checkout/", "/links/"}
 
-func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
+// ServeHTTP refuses a path or query string that breaks the input rule (a
+// control character or broken UTF-8: 422 naming the path's wildcard or the
+// parameter, CONTRACT §24) before any page reads it; forms are checked
+// where each page parses its own.
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := p.checkRequest(r); err != nil {
+		refuse(w, r, err)
+		return
+	}
+	p.mux.ServeHTTP(w, r)
+}
+
+func (p *Pages) checkRequest(r *http.Request) error {
+	if input.Problem("path", r.URL.Path) != "" {
+		_, pattern := p.mux.Handler(r)
+		return input.Check(wildcardAt(pattern, r.URL.Path))
+	}
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return input.Values(r.URL.Query())
+}
+
+// wildcardAt finds the first segment of path that breaks the input rule and
+// names it by the wildcard of pattern ("GET /portal/payouts/{uuid}") it
+// falls in, or "path" when it falls in none.
+func wildcardAt(pattern, path string) (name, segment string) {
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = pattern[i+1:]
+	}
+	want, got := strings.Split(pattern, "/"), strings.Split(path, "/")
+	for i, seg := range got {
+		if input.Problem("path", seg) == "" {
+			continue
+		}
+		if i < len(want) && strings.HasPrefix(want[i], "{") {
+			return strings.TrimSuffix(strings.Trim(want[i], "{}"), "..."), seg
+		}
+		return "path", seg
+	}
+	return "path", path
+}
+
+// refuse answers a request the input rule refused with the error page of
+// the pages its path belongs to: the portal's, or the hosted pages'.
+func refuse(w http.ResponseWriter, r *http.Request, err error) {
+	msg := err.Error()
+	if e, ok := fault.As(err); ok {
+		msg = e.Message
+	}
+	var page bytes.Buffer
+	var execErr error
+	if strings.HasPrefix(r.URL.Path, "/portal/") {
+		portalHeaders(w)
+		execErr = portalTemplates.ExecuteTemplate(&page, "message", portalPage{Title: "Request not understood", Data: msg})
+	} else {
+		setPayHeaders(w.Header(), nil)
+		execErr = payTemplates.ExecuteTemplate(&page, "pay_error.html", payErrorView{"Request not understood", "The link is damaged: " + msg + "."})
+	}
+	if execErr != nil {
+		http.Error(w, "Request not understood", http.StatusUnprocessableEntity)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	w.Write(page.Bytes())
+}
