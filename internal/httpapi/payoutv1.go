@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/payout"
 	"payd/internal/store"
 )
@@ -18,10 +19,13 @@ import (
 // maxPayoutFileBodyBytes bounds POST /v1/payouts/file: the file and its fields.
 const maxPayoutFileBodyBytes = payout.MaxFileBytes + 64<<10
 
+// scheduleAheadText is payout.MaxScheduleAheadDays in the documents' words.
+var scheduleAheadText = fmt.Sprintf("%d days", payout.MaxScheduleAheadDays)
+
 func (a *API) payoutV1Routes() []route {
 	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, payout.CodeMethodNotEnabled, payout.CodeMixedAddressing, fault.CodeAlreadyExists,
 		fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}
-	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout whose transactions all failed (or that was rejected or expired). The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
+	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future and at most " + scheduleAheadText + " ahead of the merchant's clock; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and then pays only what the new request carries; without a failed transaction a repeat stays 409 ALREADY_EXISTS. The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
 	return []route{
 		{method: "POST", path: "/v1/payouts", auth: authKeys, summary: "Create a v1 AUD payout.", description: rules,
 			body: payout.V1Request{}, response: payout.V1Payout{}, status: 201, codes: v1Codes,
@@ -29,11 +33,12 @@ func (a *API) payoutV1Routes() []route {
 		{method: "POST", path: "/v1/payouts/file", auth: authKeys, maxBody: maxPayoutFileBodyBytes, summary: "Create a v1 AUD payout from a CSV batch file (multipart/form-data).",
 			description: "Part file: CSV, UTF-8 with or without a byte-order mark, at most 1 MB (413) and 1,000 transactions, a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
 				"The other parts are the fields of POST /v1/payouts: description, scheduled_at, is_retry (true or false), external_id, webhook_notification (a JSON object). " +
-				"Every refused row is reported in one 422, each member named rows[N].column with N the file's line number (the header is line 1); nothing is created. " + rules,
+				"Every refused row is reported in one 422, each member named rows[N].column with N the file's line number (the header is line 1; a row that is not CSV, such as one with a bare or unclosed quote, is rows[N] by the line it starts on); nothing is created. " +
+				"No cell holds a control character (tab and line breaks included), and a payee may not start with =, +, - or @ (a spreadsheet would read it as a formula). The text parts hold no control character either, description aside, which may hold tabs and line breaks. " + rules,
 			form: []formPart{
 				{name: "file", file: true, required: true, doc: "The CSV batch."},
 				{name: "description", required: true, doc: "5 to 140 characters."},
-				{name: "scheduled_at", doc: "RFC 3339, in the future."},
+				{name: "scheduled_at", doc: "RFC 3339, in the future and at most " + scheduleAheadText + " ahead."},
 				{name: "is_retry", doc: "true or false."},
 				{name: "external_id", doc: "Up to 100 characters."},
 				{name: "webhook_notification", doc: "A JSON object {\"endpoint_url\",\"authorization_header\"}."},
@@ -110,8 +115,9 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 		if err != nil {
 			return req, payout.BatchFile{}, kycMultipartError(err)
 		}
+		name := part.FormName()
 		limit := int64(4 << 10)
-		if part.FormName() == "file" {
+		if name == "file" {
 			limit = payout.MaxFileBytes
 		}
 		value, err := io.ReadAll(io.LimitReader(part, limit+1))
@@ -119,15 +125,23 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 			return req, payout.BatchFile{}, kycMultipartError(err)
 		}
 		if int64(len(value)) > limit {
-			if part.FormName() == "file" {
+			if name == "file" {
 				return req, payout.BatchFile{}, fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", payout.MaxFileBytes)
 			}
-			f.Add(part.FormName(), fmt.Sprintf("is at most %d bytes", limit))
+			f.Add(input.Quote(name), fmt.Sprintf("is at most %d bytes", limit))
 			continue
 		}
-		switch part.FormName() {
-		case "file":
+		if name == "file" {
 			data, haveFile = value, true
+			continue
+		}
+		// A text part meets the input rule (CONTRACT §24): description is free
+		// text and may run over lines; the others are one line each.
+		if p := input.Problem(name, string(value)); p != "" {
+			f.Add(input.Quote(name), p)
+			continue
+		}
+		switch name {
 		case "description":
 			req.Description = string(value)
 		case "scheduled_at":
@@ -143,6 +157,10 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 		case "webhook_notification":
 			if err := json.Unmarshal(value, &req.WebhookNotification); err != nil {
 				f.Add("webhook_notification", `must be a JSON object {"endpoint_url","authorization_header"}`)
+			} else if e, ok := fault.As(input.JSONIn("webhook_notification", value)); ok {
+				for k, v := range e.Fields {
+					f.Add(k, v)
+				}
 			}
 		}
 	}

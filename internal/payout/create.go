@@ -26,7 +26,7 @@ type Request struct {
 	Currency         string `json:"currency" required:"true" example:"AUD"`
 	PayoutMethodName string `json:"payout_method_name" required:"true" doc:"A method from GET /v2/payouts/payout_methods." example:"au_bank_aud"`
 	Description      string `json:"description" required:"true" doc:"5 to 255 characters." example:"Supplier invoices, week 5"`
-	ScheduledAt      string `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339); the payout is scheduled until then. A time in the past or one that cannot be read is a 422." example:"2025-01-31T09:00:00Z"`
+	ScheduledAt      string `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future and at most 90 days ahead (RFC 3339); the payout is scheduled until then. A time in the past, further ahead, or one that cannot be read is a 422." example:"2025-01-31T09:00:00Z"`
 	ExternalID       string `json:"external_id,omitempty" doc:"Up to 100 characters." example:"batch-2025-05"`
 	// WebhookNotification is where payout and payout_transaction events go.
 	WebhookNotification      webhook.Target       `json:"webhook_notification,omitempty"`
@@ -310,6 +310,24 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 	return c, nil
 }
 
+// MaxScheduleAheadDays bounds scheduled_at (CONTRACT §24): a payout waits at
+// most this many days ahead of the merchant's now, so that no payout holds
+// its funds for ever. MaxScheduleAhead is the same bound as a duration.
+const (
+	MaxScheduleAheadDays = 90
+	MaxScheduleAhead     = MaxScheduleAheadDays * 24 * time.Hour
+)
+
+// descriptionProblem is the rule on a payout's description, minDescriptionLen
+// to maxLen characters (spaces at its ends aside), as a problem or "": one
+// wording for v2 (5–255) and v1 (5–140).
+func descriptionProblem(description string, maxLen int) string {
+	if n := utf8.RuneCountInString(strings.TrimSpace(description)); n < minDescriptionLen || n > maxLen {
+		return fmt.Sprintf("must be %d to %d characters", minDescriptionLen, maxLen)
+	}
+	return ""
+}
+
 // checkMembers checks the request's members other than the method's fields.
 func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *checked) {
 	text := func(name, v string, max int) {
@@ -323,8 +341,8 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 	if r.PayoutMethodName == "" {
 		f.Add("payout_method_name", "is required")
 	}
-	if n := utf8.RuneCountInString(strings.TrimSpace(r.Description)); n < minDescriptionLen || n > maxDescriptionLen {
-		f.Add("description", fmt.Sprintf("must be %d to %d characters", minDescriptionLen, maxDescriptionLen))
+	if p := descriptionProblem(r.Description, maxDescriptionLen); p != "" {
+		f.Add("description", p)
 	}
 	text("external_id", r.ExternalID, maxExternalIDLen)
 	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
@@ -341,6 +359,9 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 			f.Add("scheduled_at", "must be a time such as 2025-01-31T09:00:00Z")
 		case !t.After(now):
 			f.Add("scheduled_at", "must be in the future")
+		case t.After(now.Add(MaxScheduleAhead)):
+			f.Add("scheduled_at", fmt.Sprintf("must be at most %d days ahead (it is %s; now is %s on the merchant's clock)",
+				MaxScheduleAheadDays, t.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 		default:
 			c.scheduledAt = &t
 		}

@@ -20,8 +20,8 @@ import (
 // au_bank_aud payout.
 type V1Request struct {
 	Description              string          `json:"description" required:"true" doc:"5 to 140 characters." example:"Weekly payroll"`
-	ScheduledAt              string          `json:"scheduled_at,omitempty" doc:"When to submit the payout, in the future (RFC 3339)."`
-	IsRetry                  bool            `json:"is_retry,omitempty" doc:"true reuses the external_id of an earlier payout whose transactions all failed (or that was rejected or expired); without it, a repeated external_id is 409 ALREADY_EXISTS naming the existing payout."`
+	ScheduledAt              string          `json:"scheduled_at,omitempty" doc:"When to submit the payout (RFC 3339): in the future, at most 90 days ahead."`
+	IsRetry                  bool            `json:"is_retry,omitempty" doc:"true reuses the external_id of an earlier payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and pays only what this request carries; without it, or when no transaction of that payout failed, a repeated external_id is 409 ALREADY_EXISTS naming the existing payout."`
 	ExternalID               string          `json:"external_id,omitempty" doc:"Up to 100 characters; unique among the merchant's v1 payouts unless is_retry." example:"payroll-2025-05"`
 	WebhookNotification      webhook.Target  `json:"webhook_notification,omitempty"`
 	PayoutTransactionDetails []V1Transaction `json:"payout_transaction_details" required:"true" doc:"1 to 1,000 transactions, all addressed the same way."`
@@ -150,8 +150,8 @@ func (r V1Request) toV2(f fault.Fields) (Request, error) {
 	if err := CheckAddressing(r.PayoutTransactionDetails, name); err != nil {
 		return Request{}, err
 	}
-	if n := len([]rune(strings.TrimSpace(r.Description))); n > maxV1DescriptionLen {
-		f.Add("description", fmt.Sprintf("must be %d to %d characters", minDescriptionLen, maxV1DescriptionLen))
+	if p := descriptionProblem(r.Description, maxV1DescriptionLen); p != "" {
+		f.Add("description", p) // v1's bound, which wins over the engine's
 	}
 	out := Request{Currency: "AUD", PayoutMethodName: "au_bank_aud", Description: r.Description, ScheduledAt: r.ScheduledAt,
 		ExternalID: r.ExternalID, WebhookNotification: r.WebhookNotification}
@@ -241,8 +241,9 @@ func v1Names(err error) error {
 }
 
 // checkExternalID applies the v1 rule on external_id: unique among the
-// merchant's v1 payouts, unless is_retry reuses the id of a payout that
-// failed. Concurrent creates with one id are made one at a time.
+// merchant's v1 payouts, unless is_retry reuses the id of a payout with a
+// failed transaction (the retry pays only what it carries). Concurrent
+// creates with one id are made one at a time.
 func (s *Service) checkExternalID(ctx context.Context, tx *store.Tx, merchantID, externalID string, isRetry bool) error {
 	if externalID == "" {
 		if isRetry {
@@ -274,30 +275,27 @@ func (s *Service) checkExternalID(ctx context.Context, tx *store.Tx, merchantID,
 		return err
 	}
 	if !isRetry {
-		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) already has external_id %q; send is_retry: true to retry a failed payout",
+		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) already has external_id %q; send is_retry: true to retry a payout with a failed transaction",
 			earlier.id, earlier.uuid, externalID)
 	}
-	if !earlier.failed() {
-		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) with external_id %q has not failed (it is %s); only a failed payout may be retried",
+	if !earlier.hasFailed() {
+		return fault.New(fault.Conflict, fault.CodeAlreadyExists, "payout %d (uuid %s) with external_id %q has no failed transaction (it is %s); only a payout with a failed transaction may be retried",
 			earlier.id, earlier.uuid, externalID, earlier.status)
 	}
 	return nil
 }
 
-// failed reports whether nothing of r was paid and nothing will be.
-func (r row) failed() bool {
-	if r.status == Rejected || r.status == Expired {
-		return true
-	}
-	if r.status != Completed {
-		return false
-	}
+// hasFailed reports whether a transaction of r failed, which is what lets
+// is_retry reuse r's external_id (CONTRACT §24), whether r is completed or
+// still processing the others. A rejected or expired payout's transactions
+// have all failed.
+func (r row) hasFailed() bool {
 	for _, t := range r.txs {
-		if t.status != TxFailed {
-			return false
+		if t.status == TxFailed {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // GetV1 reads one of the caller's v1 payouts by id (which wins) or uuid.
