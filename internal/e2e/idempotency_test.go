@@ -50,8 +50,8 @@ func TestIdempotentReplay(t *testing.T) {
 
 // TestIdempotencyKeyMisuse: a key reused with another body (even the same
 // members in another order: the body is compared byte for byte; even one
-// refused before any effect) or on another path is 422 IDEMPOTENCY_KEY_REUSED, a key over 255 characters is a 400 (255
-// is accepted), and none of the refused requests has an effect.
+// refused before any effect) or on another path is 422 IDEMPOTENCY_KEY_REUSED, a key over 255 characters is a 422
+// VALIDATION_FAILED like any other refused field (255 is accepted), and none of the refused requests has an effect.
 func TestIdempotencyKeyMisuse(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
@@ -71,7 +71,7 @@ func TestIdempotencyKeyMisuse(t *testing.T) {
 			{name: "same key, same members in another order", path: "/v1/simulate_deposit", key: "k1", body: `{"amount":"40","account_number":"` + m.AccountNumber + `"}`, status: 422, code: "IDEMPOTENCY_KEY_REUSED"},
 			{name: "same key, a body refused before any effect", path: "/v1/simulate_deposit", key: "k1", body: `{"amount":`, status: 422, code: "IDEMPOTENCY_KEY_REUSED"},
 			{name: "same key, other path", path: "/v2/sandbox/clock", key: "k1", body: map[string]any{"advance_seconds": 0}, status: 422, code: "IDEMPOTENCY_KEY_REUSED"},
-			{name: "key of 256 characters", path: "/v1/simulate_deposit", key: strings.Repeat("k", 256), body: body, status: 400, code: "VALIDATION_FAILED"},
+			{name: "key of 256 characters", path: "/v1/simulate_deposit", key: strings.Repeat("k", 256), body: body, status: 422, code: "VALIDATION_FAILED"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

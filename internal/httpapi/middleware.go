@@ -287,7 +287,9 @@ func (a *API) credentials(r *http.Request, mode authMode) (merchant.Principal, e
 }
 
 // idempotent honours the Idempotency-Key header of a POST or PUT
-// (CONTRACT §3). It runs after authentication: keys are scoped to the merchant.
+// (CONTRACT §3). It runs after authentication: keys are scoped to the
+// merchant. The body, read once within maxBody, is what the handler reads
+// too; a multipart body is compared on its parts (CONTRACT §24).
 func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
@@ -295,8 +297,8 @@ func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc 
 			next(w, r)
 			return
 		}
-		if len(key) > idempotency.MaxKeyLen {
-			a.fail(w, r, fault.New(fault.Malformed, fault.CodeValidation, "Idempotency-Key is longer than %d characters", idempotency.MaxKeyLen))
+		if err := idempotency.CheckKey(key); err != nil {
+			a.fail(w, r, err)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -306,7 +308,7 @@ func (a *API) idempotent(maxBody int64, next http.HandlerFunc) http.HandlerFunc 
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		req := idempotency.Request{MerchantID: principal(r).MerchantID, Key: key,
-			Hash: idempotency.Fingerprint(r.Method, r.URL.Path, body)}
+			Hash: idempotency.Fingerprint(r.Method, r.URL.Path, r.Header.Get("Content-Type"), body)}
 		claim, err := a.keeper.Begin(req)
 		if err != nil {
 			a.fail(w, r, err)

@@ -32,6 +32,30 @@ func (a *API) sandboxRoutes() []route {
 	}
 }
 
+// oneClockMove refuses a clock request that gives neither or both of
+// advance_seconds and now (CONTRACT §3): a move says one thing. The refusal
+// names both members, so that a client sees what it may send.
+func oneClockMove(req clockRequest) error {
+	advance, to := req.AdvanceSeconds != nil, req.Now.Set
+	switch {
+	case !advance && !to:
+		return clockMoveRefused("neither was given",
+			"is required unless now is given", "is required unless advance_seconds is given")
+	case advance && to:
+		return clockMoveRefused("not both",
+			"must not be given with now", "must not be given with advance_seconds")
+	}
+	return nil
+}
+
+// clockMoveRefused is oneClockMove's 422: the rule, what broke it, and each
+// member's problem.
+func clockMoveRefused(broken, advanceProblem, nowProblem string) error {
+	return &fault.Error{Kind: fault.Invalid, Code: fault.CodeValidation,
+		Message: "give exactly one of advance_seconds (the seconds to move the clock forward) and now (the later time to move it to); " + broken,
+		Fields:  map[string]string{"advance_seconds": advanceProblem, "now": nowProblem}}
+}
+
 func (a *API) getClock(w http.ResponseWriter, r *http.Request) {
 	now, err := a.Merchants.Now(r.Context(), a.DB.Read(), principal(r).MerchantID)
 	if err != nil {
@@ -47,8 +71,8 @@ func (a *API) advanceClock(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if (req.AdvanceSeconds == nil) == (!req.Now.Set) {
-		a.fail(w, r, fault.Field("advance_seconds", "give exactly one of advance_seconds and now"))
+	if err := oneClockMove(req); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	maxSeconds := int64(merchant.MaxClockAdvance / time.Second)

@@ -7,9 +7,7 @@ package idempotency
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -20,9 +18,6 @@ import (
 	"payd/internal/fault"
 	"payd/internal/store"
 )
-
-// MaxKeyLen bounds the Idempotency-Key header (CONTRACT §3).
-const MaxKeyLen = 255
 
 // Retention is how long stored responses are kept (at least 7 days).
 const Retention = 8 * 24 * time.Hour
@@ -50,14 +45,6 @@ type Request struct {
 	Key        string
 	// Hash is the fingerprint of method, path and body.
 	Hash string
-}
-
-// Fingerprint hashes what makes two requests "the same".
-func Fingerprint(method, path string, body []byte) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s %s\n", method, path)
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Keeper checks and stores keyed requests.

@@ -66,7 +66,7 @@ func TestReplayAndReuse(t *testing.T) {
 		ctx := context.Background()
 		open(t, db)
 		k := NewKeeper(db, clock.Real{})
-		r := Request{MerchantID: merchantID(t), Key: "k1", Hash: Fingerprint("POST", "/v2/payins", []byte(`{"a":1}`))}
+		r := Request{MerchantID: merchantID(t), Key: "k1", Hash: Fingerprint("POST", "/v2/payins", "application/json", []byte(`{"a":1}`))}
 		first, err := effect(ctx, db, k, r, "first")
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +76,7 @@ func TestReplayAndReuse(t *testing.T) {
 			t.Errorf("replay = %+v, %v; want the first response again", again, err)
 		}
 		other := r
-		other.Hash = Fingerprint("POST", "/v2/payins", []byte(`{"a":2}`))
+		other.Hash = Fingerprint("POST", "/v2/payins", "application/json", []byte(`{"a":2}`))
 		if _, err := effect(ctx, db, k, other, "third"); !errors.Is(err, errReused) {
 			t.Errorf("same key, other body: error = %v, want %s", err, CodeKeyReused)
 		}
