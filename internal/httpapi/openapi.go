@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"payd/internal/clock"
 	"payd/internal/contact"
@@ -16,6 +18,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/ratelimit"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/transfer"
@@ -27,12 +30,15 @@ import (
 // Field documentation comes from `doc:"…"` struct tags and enumerations from
 // `enum:"a,b"` tags. Decisions the spec leaves open are written here too.
 
-var apiDescription = `payd: a self-hostable multi-currency merchant payment service.
+// apiDescription is the document's introduction; the rules it states that
+// have a constant in the code are written from it.
+func apiDescription(throttle *ratelimit.Throttle) string {
+	return `payd: a self-hostable multi-currency merchant payment service.
 
 Conventions (CONTRACT §3):
 - Base address: {public_url}/api. Sandbox-only endpoints answer 404 in production.
-- Authentication: headers app-id and secret-key, or an access token from GET /v1/payment_gateways/access_token sent as Authorization: Bearer <token> (or in the access-token header). Failures: 401 {"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}. After 5 failed attempts in a minute from one address answers are slowed; after 20 the address is refused with 429 until the minute ends.
-- Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors and "request_id" on 500 and 503. Each operation lists, per status, every code it can answer, what each means, and an example of each. Statuses: 400 unreadable body or wrong JSON type (naming the member); 401; 403; 404 unknown or another merchant's id; 405 a known path with another method (METHOD_NOT_ALLOWED, with Allow); 409 state conflict or an idempotent request in flight; 413; 415; 422 a rule is broken; 429; 500 (INTERNAL, with request_id); 503 the database is unavailable for a moment (SERVICE_UNAVAILABLE, with Retry-After), or a sandbox clock advance's due work outlasted ` + clockWorkLimitText + ` (CLOCK_WORK_RUNNING, with Retry-After).
+- Authentication: headers app-id and secret-key, or an access token from GET /v1/payment_gateways/access_token sent as Authorization: Bearer <token> (or in the access-token header). Failures: 401 {"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}. ` + throttleText(throttle) + `
+- Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors and "request_id" on 500 and 503. ` + errorCodesText + ` Statuses: 400 unreadable body or wrong JSON type (naming the member); 401; 403; 404 unknown or another merchant's id; 405 a known path with another method (METHOD_NOT_ALLOWED, with Allow); 409 state conflict or an idempotent request in flight; 413; 415; 422 a rule is broken; 429; 500 (INTERNAL, with request_id); 503 the database is unavailable for a moment (SERVICE_UNAVAILABLE, with Retry-After), or a sandbox clock advance's due work outlasted ` + clockWorkLimitText + ` (CLOCK_WORK_RUNNING, with Retry-After).
 - Every response carries X-Request-Id (the caller's, when it sends a sane one).
 - Amounts: requests take a JSON number or a decimal string, never read through a float. VND, JPY, XAF, KRW and XOF are rounded half away from zero to whole units and the recorded amount is returned; other currencies refuse more decimals than their ISO 4217 minor unit (422). Resource objects return decimal strings ("100.00"); balances and balance history return JSON numbers with the same digits.
 - Times: responses are RFC 3339 UTC with milliseconds. Requests accept RFC 3339, offsets without a colon (+0000), and datetimes without an offset (UTC); date filters also take YYYY-MM-DD and DD/MM/YY, read in the merchant's time zone.
@@ -42,16 +48,38 @@ Conventions (CONTRACT §3):
 - Created resources answer 201.
 - Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).
 - This document in a browser: GET /api/docs (Swagger UI, served by payd itself).`
+}
 
+// errorCodesText tells how each operation lists its error codes (errorResponse).
+const errorCodesText = `Each operation lists, per status, every code it can answer: its own and those every operation of its kind shares (authentication and its throttle, reading and validating the request, idempotency, outages). Three ways, from one list: the response's description names each code and what it means (the list under each status in /api/docs); its schema restricts errors.code to those codes (an enum that a generated client can switch on and that answers are tested against); and it has an example of each code (the Examples menu in /api/docs).`
+
+// throttleText states the authentication throttle's bounds (CONTRACT §2)
+// from those of throttle, so the document cannot drift from what is enforced.
+func throttleText(throttle *ratelimit.Throttle) string {
+	return fmt.Sprintf("Failed authentications are counted per client address and app-id, and per client address alone, each over %s from its first failure: past %d with one app-id, or %d with any, each further failure is answered more slowly; past %d with one app-id, or %d with any, the client is refused with 429 RATE_LIMITED and Retry-After until that window ends. The throttle never refuses a request with valid credentials.",
+		minutesText(throttle.Window), throttle.PerApp.SlowAfter, throttle.PerClient.SlowAfter, throttle.PerApp.RefuseAfter, throttle.PerClient.RefuseAfter)
+}
+
+// minutesText is d in the documents' words ("1 minute", "2.5 minutes").
+func minutesText(d time.Duration) string {
+	if d == time.Minute {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%g minutes", d.Minutes())
+}
+
+// openAPIDoc is the document's top level. It has no root security: each
+// operation states its own. Like every object of the document, it leaves out
+// a member it has nothing for: the schema language has no null for "none"
+// (TestOpenAPIHasNoNull).
 type openAPIDoc struct {
 	OpenAPI    string                    `json:"openapi"`
 	Info       map[string]any            `json:"info"`
-	Servers    []map[string]any          `json:"servers"`
+	Servers    []map[string]any          `json:"servers,omitempty"`
 	Paths      map[string]map[string]any `json:"paths"`
-	Components map[string]map[string]any `json:"components"`
-	Security   []map[string][]string     `json:"security"`
+	Components map[string]map[string]any `json:"components,omitempty"`
 	// Webhooks are the events payd POSTs to a record's webhook_notification.
-	Webhooks map[string]map[string]any `json:"webhooks"`
+	Webhooks map[string]map[string]any `json:"webhooks,omitempty"`
 }
 
 // event is one kind of webhook: its X-Event-Type values and its body.
@@ -104,6 +132,8 @@ func webhooksSection(g *schemaGen) map[string]map[string]any {
 			schema = map[string]any{"oneOf": shapes}
 		}
 		out[e.types[0]] = map[string]any{"post": map[string]any{
+			"operationId":   "webhook_" + strings.ReplaceAll(e.types[0], ".", "_"),
+			"security":      []map[string][]string{{"webhookSignature": {}}},
 			"summary":       e.summary,
 			"x-event-types": e.types,
 			"description":   "Sent with X-Event-Type one of: " + strings.Join(e.types, ", ") + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.",
@@ -124,10 +154,10 @@ func (a *API) openAPI(w http.ResponseWriter, r *http.Request) {
 // buildOpenAPI renders the route table as an OpenAPI 3.1 document.
 func (a *API) buildOpenAPI() openAPIDoc {
 	g := &schemaGen{schemas: map[string]any{}}
-	errRef := g.schema(reflect.TypeOf(errorBody{}))
+	detailRef := g.schema(reflect.TypeOf(errorDetail{}))
 	doc := openAPIDoc{
 		OpenAPI: "3.1.0",
-		Info:    map[string]any{"title": "payd API", "version": "2.0.0", "description": apiDescription},
+		Info:    map[string]any{"title": "payd API", "version": "2.0.0", "description": apiDescription(a.throttle)},
 		Servers: []map[string]any{{"url": "/api", "description": "payd serves the API under {public_url}/api"}},
 		Paths:   map[string]map[string]any{},
 		Components: map[string]map[string]any{
@@ -137,6 +167,8 @@ func (a *API) buildOpenAPI() openAPIDoc {
 				"secretKey":   map[string]any{"type": "apiKey", "in": "header", "name": "secret-key"},
 				"bearer":      map[string]any{"type": "http", "scheme": "bearer"},
 				"accessToken": map[string]any{"type": "apiKey", "in": "header", "name": "access-token"},
+				"webhookSignature": map[string]any{"type": "apiKey", "in": "header", "name": "webhook-signature",
+					"description": "Webhooks only (payd sends it; no API operation takes it): v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body with the merchant's signing secret>, by which a receiver knows a delivery is payd's."},
 			},
 		},
 	}
@@ -195,7 +227,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		}
 		responses[strconv.Itoa(rt.status)] = ok
 		for status, codes := range routeErrors(rt) {
-			responses[strconv.Itoa(status)] = errorResponse(status, codes, errRef)
+			responses[strconv.Itoa(status)] = errorResponse(status, codes, detailRef)
 		}
 		op["responses"] = responses
 		if ex, ok := recorded[operationID(rt)]; ok {
@@ -210,8 +242,13 @@ func (a *API) buildOpenAPI() openAPIDoc {
 }
 
 // errorResponse documents one error status of an operation: the codes it
-// answers there (an enum on errors.code), what each means, and an example of each.
-func errorResponse(status int, codes []errorCode, errRef map[string]any) map[string]any {
+// answers there, three ways (errorCodesText tells readers): its description
+// lists them with what each means, its schema is the error envelope with
+// errors.code restricted to them, and it has an example of each. The
+// restriction sits beside the ErrorDetail reference, in an allOf of errors
+// itself, so that no branch of the schema meets a member it does not know
+// (Redocly's strict example check reads each object branch on its own).
+func errorResponse(status int, codes []errorCode, detailRef map[string]any) map[string]any {
 	names := make([]string, len(codes))
 	lines := make([]string, len(codes))
 	examples := map[string]any{}
@@ -220,13 +257,13 @@ func errorResponse(status int, codes []errorCode, errRef map[string]any) map[str
 		lines[i] = "- " + c.code + ": " + c.meaning
 		examples[c.code] = map[string]any{"summary": c.meaning, "value": errorExample(c)}
 	}
-	only := map[string]any{"type": "object", "properties": map[string]any{
-		"errors": map[string]any{"type": "object", "properties": map[string]any{
-			"code": map[string]any{"type": "string", "enum": names}}}}}
+	only := map[string]any{"properties": map[string]any{"code": map[string]any{"type": "string", "enum": names}}}
+	envelope := map[string]any{"type": "object", "required": []string{"errors"}, "properties": map[string]any{
+		"errors": map[string]any{"allOf": []any{detailRef, only}}}}
 	return map[string]any{
 		"description": http.StatusText(status) + ". Codes:\n" + strings.Join(lines, "\n"),
 		"content": map[string]any{"application/json": map[string]any{
-			"schema":   map[string]any{"allOf": []any{errRef, only}},
+			"schema":   envelope,
 			"examples": examples,
 		}},
 	}
@@ -350,6 +387,12 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 		return ref
 	}
 	g.schemas[name] = map[string]any{} // placeholder against recursion
+	g.schemas[name] = g.structObject(t)
+	return ref
+}
+
+// structObject is the object schema of struct type t, its members inline.
+func (g *schemaGen) structObject(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
 	for i := range t.NumField() {
@@ -362,9 +405,9 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 			continue
 		}
 		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
-			// An embedded struct's members are the outer object's (encoding/json).
-			g.structSchema(f.Type)
-			inner := g.schemas[componentName(f.Type)].(map[string]any)
+			// An embedded struct's members are the outer object's
+			// (encoding/json); it is no component of its own.
+			inner := g.structObject(f.Type)
 			for k, v := range inner["properties"].(map[string]any) {
 				props[k] = v
 			}
@@ -388,7 +431,7 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 			s["enum"] = strings.Split(e, ",")
 		}
 		if ex := f.Tag.Get("example"); ex != "" {
-			s["examples"] = []any{exampleValue(ex)}
+			s["examples"] = []any{exampleValue(ex, f.Type)}
 		}
 		if f.Type.Kind() == reflect.Pointer {
 			s = map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
@@ -403,13 +446,19 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 	if len(required) > 0 {
 		obj["required"] = required
 	}
-	g.schemas[name] = obj
-	return ref
+	return obj
 }
 
-// exampleValue reads an `example:"…"` tag: JSON when it parses as JSON (a
-// number, an object), else the text itself.
-func exampleValue(tag string) any {
+// exampleValue reads the `example:"…"` tag of a member of type t: the text
+// itself for a string ("24.95" is no number there), else JSON when it parses
+// as JSON (a number, an object), else the text.
+func exampleValue(tag string, t reflect.Type) any {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.String {
+		return tag
+	}
 	var v any
 	if err := json.Unmarshal([]byte(tag), &v); err == nil {
 		return v
