@@ -51,8 +51,7 @@ var errorCodes = []errorCode{
 	{codeMalformedMultipart, http.StatusBadRequest, "The multipart/form-data body could not be read."},
 	{fault.CodeTooLarge, http.StatusRequestEntityTooLarge, "The body, or one of its files, is larger than the endpoint takes."},
 	{fault.CodeUnsupportedMedia, http.StatusUnsupportedMediaType, "The body's Content-Type (or an uploaded file's type) is not one the endpoint takes."},
-	{fault.CodeValidation, http.StatusUnprocessableEntity, "A member or parameter is missing or wrong: fields names each one and what is wrong with it."},
-	{fault.CodeValidation, http.StatusBadRequest, "The Idempotency-Key header is longer than 255 characters."},
+	{fault.CodeValidation, http.StatusUnprocessableEntity, "A member, a parameter or the Idempotency-Key header is missing or wrong (a control character or broken UTF-8 in any text included): fields names each one and what is wrong with it."},
 	{idempotency.CodeKeyReused, http.StatusUnprocessableEntity, "This Idempotency-Key was used with a different method, path or body."},
 	{idempotency.CodeInFlight, http.StatusConflict, "A request with this Idempotency-Key is still running: retry it later."},
 
@@ -88,15 +87,6 @@ func lookupCode(code string) errorCode {
 	return errorCodes[i]
 }
 
-// lookupCodeStatus is the catalog's entry for code answered with status.
-func lookupCodeStatus(code string, status int) errorCode {
-	i := slices.IndexFunc(errorCodes, func(e errorCode) bool { return e.code == code && e.status == status })
-	if i < 0 {
-		panic("httpapi: error code " + code + " is not in errorCodes with status " + http.StatusText(status))
-	}
-	return errorCodes[i]
-}
-
 // routeErrors are the errors a route may answer, by status: its own codes,
 // and those every route of its kind shares (authentication and its
 // throttle, reading and validating parameters and bodies, idempotency,
@@ -124,9 +114,9 @@ func routeErrors(rt route) map[int][]errorCode {
 		include(codeMalformedMultipart, fault.CodeTooLarge, fault.CodeUnsupportedMedia)
 	}
 	if rt.method == http.MethodPost || rt.method == http.MethodPut {
-		// The idempotency middleware reads the body, whatever its type.
-		include(idempotency.CodeInFlight, idempotency.CodeKeyReused, codeMalformedJSON, fault.CodeTooLarge)
-		all = append(all, lookupCodeStatus(fault.CodeValidation, http.StatusBadRequest))
+		// The idempotency middleware reads the body, whatever its type, and
+		// refuses a key it does not take (422 naming Idempotency-Key).
+		include(idempotency.CodeInFlight, idempotency.CodeKeyReused, codeMalformedJSON, fault.CodeTooLarge, fault.CodeValidation)
 	}
 	if rt.sandboxOnly {
 		include(fault.CodeNotFound) // in production

@@ -14,6 +14,8 @@ import (
 	"payd/internal/contact"
 	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/idempotency"
+	"payd/internal/input"
 	"payd/internal/money"
 	"payd/internal/payid"
 	"payd/internal/payin"
@@ -43,8 +45,9 @@ Conventions (CONTRACT §3):
 - Amounts: requests take a JSON number or a decimal string, never read through a float. VND, JPY, XAF, KRW and XOF are rounded half away from zero to whole units and the recorded amount is returned; other currencies refuse more decimals than their ISO 4217 minor unit (422). Resource objects return decimal strings ("100.00"); balances and balance history return JSON numbers with the same digits.
 - Times: responses are RFC 3339 UTC with milliseconds. Requests accept RFC 3339, offsets without a colon (+0000), and datetimes without an offset (UTC); date filters also take YYYY-MM-DD and DD/MM/YY, read in the merchant's time zone.
 - Identifiers: v2 records have an 8-character upper-case base-36 uuid; balance records a 10-character Balance ID; v1 records an integer id.
-- Idempotency: every POST and PUT honours Idempotency-Key (at most 255 characters, per merchant). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
+- Idempotency: every POST and PUT honours Idempotency-Key (at most ` + strconv.Itoa(idempotency.MaxKeyLen) + ` characters, per merchant; a longer key, or one with a control character or broken UTF-8, is 422 VALIDATION_FAILED naming Idempotency-Key). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED (a multipart/form-data body is compared on its fields and files, not its bytes, so a retry with a new boundary replays); a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
 - Bodies: JSON up to 1 MiB unless an endpoint says otherwise; unknown members are ignored.
+- Text: every string of a body, query parameter, path segment, form field, multipart part and CSV cell is UTF-8 without C0 control characters; tab, CR and LF are allowed only in ` + strings.Join(input.FreeText, ", ") + `. Anything else is 422 VALIDATION_FAILED naming the member (CONTRACT §24), on every database.
 - Created resources answer 201.
 - Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).
 - This document in a browser: GET /api/docs (Swagger UI, served by payd itself).`
