@@ -42,8 +42,8 @@ type row struct {
 	reference string
 	// status is the record's status at the end of the period.
 	status ledger.Status
-	// balanceAfter is the available balance once every movement made at
-	// or before the record's creation had been applied.
+	// balanceAfter is the available balance after the row: the previous
+	// row's plus the row's movement (statement).
 	balanceAfter int64
 }
 
@@ -75,11 +75,12 @@ func build(ctx context.Context, q store.Querier, acc account, p Period) (file, e
 	if err != nil {
 		return file{}, err
 	}
-	opening, moves, err := ledger.BucketHistory(ctx, q, acc.MerchantID, acc.ID, ledger.Available, p.Start, p.End)
+	// The balance at p.End: BucketHistory's opening of the empty range there.
+	closing, _, err := ledger.BucketHistory(ctx, q, acc.MerchantID, acc.ID, ledger.Available, p.End, p.End)
 	if err != nil {
 		return file{}, err
 	}
-	rows, closing := statement(records, refs, opening, moves, p.End)
+	rows := statement(records, refs, closing, p.End)
 	c, err := money.Lookup(acc.Currency)
 	if err != nil {
 		return file{}, fmt.Errorf("report of account %d: %w", acc.ID, err)
@@ -92,27 +93,56 @@ func build(ctx context.Context, q store.Querier, acc account, p Period) (file, e
 	return file{content: content, sha256: hex.EncodeToString(sum[:]), totals: summarise(rows, closing)}, nil
 }
 
-// statement turns a period's records into rows, each with its status at
-// end and the available balance after it, and returns the balance at the
-// period's end. records and moves come in time order; opening is the
-// balance at the period's start.
-func statement(records []ledger.Record, refs map[string]string, opening int64, moves []ledger.BucketMove, end time.Time) ([]row, int64) {
-	balance, next := opening, 0
-	rows := make([]row, 0, len(records))
-	for _, r := range records {
-		for ; next < len(moves) && !moves[next].At.After(r.CreatedAt); next++ {
-			balance += moves[next].Amount
-		}
+// statement turns a period's records (in time order) into rows, each with
+// its status at end and the available balance after it: the previous
+// row's plus the row's own movement, so that the column adds up, row by
+// row, to closing, the available balance at end. A row counts its whole
+// movement by end, even when its money reached available after the record
+// was made (a payment waits in incoming until it clears). Rows made in the
+// same millisecond (a payout's transactions) have no order between them:
+// each shows the balance after all of them. Money that moved available in
+// the period without a row of its own (a record of an earlier period
+// clearing or failing, a rolling reserve held or released) is in the
+// balance before the first row.
+func statement(records []ledger.Record, refs map[string]string, closing int64, end time.Time) []row {
+	rows := make([]row, len(records))
+	opening := closing
+	for i, r := range records {
 		ref, ok := refs[r.ID]
 		if !ok {
 			ref = r.ReferenceID
 		}
-		rows = append(rows, row{record: r, reference: ref, status: statusAt(r, end), balanceAfter: balance})
+		rows[i] = row{record: r, reference: ref, status: statusAt(r, end)}
+		opening -= rows[i].movement()
 	}
-	for ; next < len(moves); next++ {
-		balance += moves[next].Amount
+	balance := opening
+	for i := 0; i < len(rows); {
+		j := i
+		for ; j < len(rows) && rows[j].record.CreatedAt.Equal(rows[i].record.CreatedAt); j++ {
+			balance += rows[j].movement()
+		}
+		for ; i < j; i++ {
+			rows[i].balanceAfter = balance
+		}
 	}
-	return rows, balance
+	return rows
+}
+
+// movement is what the row's record did to the available balance by the
+// period's end, as its own columns tell (ledger.Record): money out took its
+// Total (amount and fees) into outgoing when it was made, and a failure gave
+// it back; money in reached available with its Amount (fees off) once done,
+// and never while waiting in incoming or once failed.
+func (r row) movement() int64 {
+	switch {
+	case r.status == ledger.Failed:
+		return 0
+	case r.record.RequestType == ledger.MoneyOut:
+		return -r.record.Total
+	case r.status == ledger.Done:
+		return r.record.Amount
+	}
+	return 0
 }
 
 // statusAt is a record's status as it stood at end: a record that finished

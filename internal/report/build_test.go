@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,29 +34,20 @@ func TestReportCSV(t *testing.T) {
 	settled := rec("STL0000001", "STLUUID1", ledger.Settlement, ledger.MoneyOut, ledger.Done, 9000, 100, at(4, 0), at(4, 0))
 	failed := rec("STL0000002", "STLUUID2", ledger.Settlement, ledger.MoneyOut, ledger.Failed, 500, 100, at(5, 0), at(6, 0))
 	formula := rec("DEP0000001", "=HYPERLINK(\"x\")", ledger.TopUp, ledger.MoneyIn, ledger.Done, 100, 0, at(7, 0), at(7, 0))
-	moves := []ledger.BucketMove{
-		{At: at(2, 0), Amount: 9850},
-		{At: at(4, 0), Amount: -9100},
-		{At: at(5, 0), Amount: -600},
-		{At: at(6, 0), Amount: 600},
-		{At: at(7, 0), Amount: 100},
-	}
 	tests := []struct {
 		name     string
 		currency string
 		records  []ledger.Record
 		refs     map[string]string
-		opening  int64
-		moves    []ledger.BucketMove
+		closing  int64
 		want     totals
 	}{
 		{"aud_day", "AUD", []ledger.Record{payin, late, settled, failed, formula}, map[string]string{"STL0000001": "2026-10-03"},
-			1000, moves,
-			totals{settlementCount: 1, settledAmount: 9000, settledFee: 100, closingBalance: 1850}},
+			1850, totals{settlementCount: 1, settledAmount: 9000, settledFee: 100, closingBalance: 1850}},
 		{"jpy_day", "JPY", []ledger.Record{{ID: "PAYIN00003", ReferenceID: "PIN00003", TransactionType: ledger.Payment, RequestType: ledger.MoneyIn,
 			Status: ledger.Waiting, Currency: "JPY", Amount: 100000, Fees: 2500, Total: 102500, CreatedAt: at(9, 30), UpdatedAt: at(9, 30)}},
-			nil, 0, nil, totals{}},
-		{"empty", "AUD", nil, nil, 1000, nil, totals{closingBalance: 1000}},
+			nil, 0, totals{}},
+		{"empty", "AUD", nil, nil, 1000, totals{closingBalance: 1000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +55,7 @@ func TestReportCSV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, closing := statement(tt.records, tt.refs, tt.opening, tt.moves, end)
+			rows := statement(tt.records, tt.refs, tt.closing, end)
 			got, err := render(rows, c)
 			if err != nil {
 				t.Fatal(err)
@@ -81,26 +73,56 @@ func TestReportCSV(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("CSV differs from %s:\ngot\n%s\nwant\n%s", golden, got, want)
 			}
-			if sum := summarise(rows, closing); sum != tt.want {
+			if sum := summarise(rows, tt.closing); sum != tt.want {
 				t.Errorf("summary = %+v, want %+v", sum, tt.want)
 			}
 		})
 	}
 }
 
-// TestStatementBalanceInTime: a row's balance is the opening balance plus
-// every move made at or before it, in the order of their times, whatever
-// order they were applied in.
-func TestStatementBalanceInTime(t *testing.T) {
+// TestStatementBalanceAfter: each row's balance is the previous row's plus
+// what the row's record did to the available balance by the period's end,
+// whenever its money moved, and the last row's is the closing balance.
+func TestStatementBalanceAfter(t *testing.T) {
 	t.Parallel()
-	r := rec("PAYIN00001", "P1", ledger.Payment, ledger.MoneyIn, ledger.Done, 1, 0, at(2, 0), at(2, 0))
-	moves := []ledger.BucketMove{
-		{At: at(2, 0).Add(-time.Millisecond), Amount: 100},
-		{At: at(2, 0), Amount: 100},
-		{At: at(2, 0).Add(time.Millisecond), Amount: 100},
+	end := at(23, 0)
+	topUp := rec("DEP0000001", "D1", ledger.TopUp, ledger.MoneyIn, ledger.Done, 10000000, 0, at(1, 0), at(1, 5))
+	payment := rec("PAYIN00001", "P1", ledger.Payment, ledger.MoneyIn, ledger.Done, 19900, 100, at(2, 0), at(2, 0).Add(time.Millisecond))
+	clearsLater := rec("PAYIN00002", "P2", ledger.Payment, ledger.MoneyIn, ledger.Done, 4975, 25, at(22, 59), end.Add(time.Second))
+	returned := rec("PAYIN00003", "P3", ledger.Payment, ledger.MoneyIn, ledger.Failed, 5000, 0, at(3, 0), at(3, 5))
+	refund := rec("RFD0000001", "P1", ledger.Refund, ledger.MoneyOut, ledger.Done, 20000, 0, at(4, 0), at(4, 0).Add(5*time.Second))
+	paid := rec("PAYOUT0001", "PO1", ledger.Payout, ledger.MoneyOut, ledger.Done, 30000, 50, at(5, 0), at(5, 0).Add(20*time.Second))
+	refused := rec("PAYOUT0002", "PO1", ledger.Payout, ledger.MoneyOut, ledger.Failed, 4000, 50, at(5, 0), at(5, 0).Add(20*time.Second))
+	pending := rec("STL0000001", "S1", ledger.Settlement, ledger.MoneyOut, ledger.Done, 100000, 100, at(22, 0), end.Add(time.Hour))
+	spends := rec("STL0000002", "S2", ledger.Settlement, ledger.MoneyOut, ledger.Done, 4000, 100, at(6, 0), at(6, 0).Add(10*time.Second))
+	instant := rec("TOPUP00001", "D2", ledger.TopUp, ledger.MoneyIn, ledger.Done, 10000, 0, at(6, 0), at(6, 0))
+	tests := []struct {
+		name    string
+		records []ledger.Record
+		closing int64
+		want    []int64
+	}{
+		{"a top-up into an empty account counts at its row, though it cleared later", []ledger.Record{topUp}, 10000000, []int64{10000000}},
+		{"payments add their net amount", []ledger.Record{topUp, payment}, 10019900, []int64{10000000, 10019900}},
+		{"money in still in incoming at the end moves nothing", []ledger.Record{payment, clearsLater}, 19900, []int64{19900, 19900}},
+		{"money in sent back moves nothing", []ledger.Record{payment, returned}, 19900, []int64{19900, 19900}},
+		{"money out takes its total; a failed transaction gives it back", []ledger.Record{topUp, refund, paid, refused}, 9949950,
+			[]int64{10000000, 9980000, 9949950, 9949950}},
+		{"a payout's transactions, made in one millisecond, show the balance after all of them", []ledger.Record{topUp, refused, paid}, 9969950,
+			[]int64{10000000, 9969950, 9969950}},
+		{"so do a settlement and the top-up it spends, whatever their Balance IDs", []ledger.Record{spends, instant}, 5900, []int64{5900, 5900}},
+		{"money out still on its way at the end has left available", []ledger.Record{topUp, pending}, 9899900, []int64{10000000, 9899900}},
+		{"money without a row is in the balance before the first", []ledger.Record{payment}, 29900, []int64{29900}},
 	}
-	rows, closing := statement([]ledger.Record{r}, nil, 100, moves, at(4, 0))
-	if got := []int64{rows[0].balanceAfter, closing}; got[0] != 300 || got[1] != 400 {
-		t.Errorf("balance after the row, closing = %v, want [300 400]", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []int64
+			for _, r := range statement(tt.records, nil, tt.closing, end) {
+				got = append(got, r.balanceAfter)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("balances after = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
