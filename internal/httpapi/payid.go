@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -12,8 +13,8 @@ func (a *API) payidRoutes() []route {
 	lookup := []param{{name: "id", typ: "integer", doc: "The request's id (wins over payid)."}, {name: "payid", typ: "string", doc: "The request's PayID."}}
 	return []route{
 		{method: "POST", path: "/v1/merchants/create_payment", auth: authKeys, summary: "Create a one-time PayID payment request (AUD).",
-			description: "The request gets a PayID of its own (request_payid), never handed out before or after. amount is AUD with at most 2 decimals within 20.00 to 10,000.00 (422 AMOUNT_OUT_OF_RANGE); gst (AU merchants only) adds 10 %; expired_at at least 15 minutes and at most 30 days ahead on the merchant's clock (default 24 hours); emails up to 10 valid addresses; metadata any JSON object (at most 4 KB, nested at most 5 deep), echoed here and in every webhook. Every status change is a payment_request.<status> webhook to payment_request_notification, its authorization_header sent verbatim as Authorization.",
-			body:        payid.CreateRequest{}, response: payid.PaymentRequest{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeAmountOutOfRange, payid.CodeGSTNotAllowed, fault.CodeNotFound},
+			description: createPaymentText(payid.CreateRules()),
+			body:        createPaymentBody{}, response: payid.PaymentRequest{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeAmountOutOfRange, payid.CodeGSTNotAllowed, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.PayIDs.Create), merchantLane: true},
 		{method: "GET", path: "/v1/payment_requests/status", auth: authKeys, summary: "A payment request's status, by id or PayID (id wins; neither is a 422).",
 			params: lookup, response: payid.StatusView{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.paymentRequestStatus},
@@ -56,6 +57,33 @@ func (a *API) payidRoutes() []route {
 			response: pageList[payid.StaticPayment]{}, status: 200, handle: a.listStaticPayments},
 	}
 }
+
+// createPaymentText is create_payment's description. The bounds it states
+// are payid's Rules, made from the constants validate enforces, so the
+// document cannot state others.
+func createPaymentText(r payid.Rules) string {
+	return fmt.Sprintf("The request gets a PayID of its own (request_payid), never handed out before or after. "+
+		"amount is AUD with at most 2 decimals within %s (422 AMOUNT_OUT_OF_RANGE); gst (AU merchants only) adds %s; "+
+		"expired_at %s on the merchant's clock (default %s); name %s, description %s, external_id %s; "+
+		"emails one comma-separated string (jane@example.com,finance@example.com), as public integrations send it, or an array of strings: "+
+		"%s, each a valid one (a refused address is named emails[i], counted from 0); "+
+		"metadata any JSON object (%s), echoed here and in every webhook. "+
+		"Every status change is a payment_request.<status> webhook to payment_request_notification, its authorization_header sent verbatim as Authorization.",
+		r.Amount, r.GST, r.Expiry, r.DefaultExpiry, r.Name, r.Description, r.ExternalID, r.Emails, r.Metadata)
+}
+
+// createPaymentBody is payid.CreateRequest as the document shows it: its
+// emails may be a string as well as an array, which the schema of a Go slice
+// cannot say.
+type createPaymentBody struct {
+	payid.CreateRequest
+	Emails emailsForms `json:"emails,omitempty" doc:"Addresses to tell of the request: one comma-separated string, as public integrations send them, or an array of strings." example:"jane@example.com,finance@example.com"`
+}
+
+// emailsForms documents payid.Emails: either form.
+type emailsForms struct{}
+
+func (emailsForms) oneOfShapes() []any { return []any{"", []string{}} }
 
 // requestLookup reads id and payid (id wins; one is required).
 func requestLookup(q *queryReader) payid.Lookup {

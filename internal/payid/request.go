@@ -19,20 +19,22 @@ import (
 	"payd/internal/webhook"
 )
 
-// CreateRequest is the body of POST /v1/merchants/create_payment.
+// CreateRequest is the body of POST /v1/merchants/create_payment. Its docs
+// state no bound: CreateRules words them from the constants below, for the
+// API document, so that what it says is what validate enforces.
 type CreateRequest struct {
-	Name                       string         `json:"name,omitempty" doc:"The customer's name, at most 200 characters." example:"Jane Payer"`
-	GST                        bool           `json:"gst,omitempty" doc:"true only for AU merchants: adds 10 % GST to amount."`
-	Amount                     money.Input    `json:"amount" required:"true" doc:"AUD with at most 2 decimals, within au_payid_npp_aud's limits (20.00 to 10,000.00)." example:"125.50"`
-	Description                string         `json:"description,omitempty" doc:"Shown to the customer, at most 255 characters." example:"Order 1042"`
-	Emails                     []string       `json:"emails,omitempty" doc:"Up to 10 addresses to tell of the request." example:"[\"jane@example.com\"]"`
-	ExternalID                 string         `json:"external_id,omitempty" doc:"The merchant's reference, at most 100 characters." example:"order-1042"`
-	ExpiredAt                  clock.Input    `json:"expired_at,omitempty" doc:"When the PayID expires: at least 15 minutes and at most 30 days ahead on the merchant's clock; default 24 hours." example:"2025-01-31T09:00:00Z"`
+	Name                       string         `json:"name,omitempty" doc:"The customer's name." example:"Jane Payer"`
+	GST                        bool           `json:"gst,omitempty" doc:"true only for AU merchants: adds GST to amount."`
+	Amount                     money.Input    `json:"amount" required:"true" doc:"AUD, within au_payid_npp_aud's limits." example:"125.50"`
+	Description                string         `json:"description,omitempty" doc:"Shown to the customer." example:"Order 1042"`
+	Emails                     Emails         `json:"emails,omitempty"`
+	ExternalID                 string         `json:"external_id,omitempty" doc:"The merchant's reference." example:"order-1042"`
+	ExpiredAt                  clock.Input    `json:"expired_at,omitempty" doc:"When the PayID expires, on the merchant's clock." example:"2025-01-31T09:00:00Z"`
 	PaymentRequestNotification webhook.Target `json:"payment_request_notification,omitempty"`
-	Metadata                   map[string]any `json:"metadata,omitempty" doc:"Any JSON object (at most 4 KB encoded, nested at most 5 deep), echoed in the record and in every webhook."`
+	Metadata                   map[string]any `json:"metadata,omitempty" doc:"Any JSON object, echoed in the record and in every webhook."`
 }
 
-// Bounds of a create request.
+// Bounds of a create request (CONTRACT §9).
 const (
 	maxNameLen        = 200
 	maxDescriptionLen = 255
@@ -45,6 +47,60 @@ const (
 	defaultExpiry     = 24 * time.Hour
 	gstBPS            = 1000
 )
+
+// Rules are a create request's bounds in words, made from the constants
+// above and from au_payid_npp_aud's limits, for the API document and the
+// refusals: neither can say other than what validate enforces.
+type Rules struct {
+	// Amount is amount's range: "20.00 to 10000.00 AUD".
+	Amount string
+	// GST is what gst adds: "10 %".
+	GST string
+	// Expiry bounds expired_at: "at least 15 minutes and at most 30 days
+	// ahead"; DefaultExpiry is its default, "1 day".
+	Expiry, DefaultExpiry string
+	// Emails bounds their number: "at most 10 addresses".
+	Emails string
+	// Name, Description and ExternalID bound their lengths: "at most 200 characters".
+	Name, Description, ExternalID string
+	// Metadata bounds the object: "at most 4096 bytes of JSON, nested at most 5 deep".
+	Metadata string
+}
+
+// CreateRules are the rules of POST /v1/merchants/create_payment.
+func CreateRules() Rules {
+	m := limits()
+	chars := func(n int) string { return fmt.Sprintf("at most %d characters", n) }
+	return Rules{
+		Amount:        fmt.Sprintf("%s to %s %s", money.Format(m.MinMinor, aud), money.Format(m.MaxMinor, aud), currency),
+		GST:           fmt.Sprintf("%g %%", float64(gstBPS)/100),
+		Expiry:        fmt.Sprintf("at least %s and at most %s ahead", durationText(minExpiry), durationText(maxExpiry)),
+		DefaultExpiry: durationText(defaultExpiry),
+		Emails:        fmt.Sprintf("at most %d addresses", maxEmails),
+		Name:          chars(maxNameLen),
+		Description:   chars(maxDescriptionLen),
+		ExternalID:    chars(maxExternalIDLen),
+		Metadata:      metadataText,
+	}
+}
+
+// metadataText bounds a metadata object, in the refusal's words too.
+var metadataText = fmt.Sprintf("at most %d bytes of JSON, nested at most %d deep", maxMetadataBytes, maxMetadataDepth)
+
+// durationText says d in the largest whole unit of days, hours and minutes.
+func durationText(d time.Duration) string {
+	n, unit := int64(d/time.Minute), "minute"
+	switch {
+	case d%(24*time.Hour) == 0:
+		n, unit = int64(d/(24*time.Hour)), "day"
+	case d%time.Hour == 0:
+		n, unit = int64(d/time.Hour), "hour"
+	}
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
 
 // PaymentRequest is a one-time PayID payment request as the API returns it
 // and as its webhooks carry it.
@@ -152,19 +208,12 @@ func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time
 	text("name", r.Name, maxNameLen)
 	text("description", r.Description, maxDescriptionLen)
 	text("external_id", r.ExternalID, maxExternalIDLen)
-	if len(r.Emails) > maxEmails {
-		f.Add("emails", fmt.Sprintf("has more than %d addresses", maxEmails))
-	}
-	for i, e := range r.Emails {
-		if problem := param.Email(e); problem != "" {
-			f.Add(fmt.Sprintf("emails[%d]", i), problem)
-		}
-	}
+	checkEmails(f, r.Emails)
 	c := checked{expiredAt: now.Add(defaultExpiry)}
 	if r.ExpiredAt.Set {
 		c.expiredAt = r.ExpiredAt.T
 		if d := c.expiredAt.Sub(now); d < minExpiry || d > maxExpiry {
-			f.Add("expired_at", "must be at least 15 minutes and at most 30 days after now on the merchant's clock ("+clock.Format(now)+")")
+			f.Add("expired_at", "must be "+CreateRules().Expiry+" on the merchant's clock (now "+clock.Format(now)+")")
 		}
 	}
 	metadata, problem := encodeMetadata(r.Metadata)
@@ -194,7 +243,7 @@ func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time
 	}
 	m := limits()
 	if amount < m.MinMinor || amount > m.MaxMinor {
-		return checked{}, fault.Rule(fault.CodeAmountOutOfRange, "a PayID request takes %s to %s AUD", money.Format(m.MinMinor, aud), money.Format(m.MaxMinor, aud))
+		return checked{}, fault.Rule(fault.CodeAmountOutOfRange, "a PayID request takes %s", CreateRules().Amount)
 	}
 	c.amount, c.total = amount, amount
 	if r.GST {
@@ -204,13 +253,31 @@ func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time
 		c.gstAmount = money.Percent(amount, gstBPS)
 		c.total += c.gstAmount
 	}
-	emails := r.Emails
+	emails := []string(r.Emails)
 	if emails == nil {
 		emails = []string{}
 	}
 	raw, _ := json.Marshal(emails)
 	c.emails, c.metadata = string(raw), metadata
 	return c, nil
+}
+
+// checkEmails refuses more addresses than the bound, and each address of
+// the first that the bound allows that is not one, naming it emails[i].
+func checkEmails(f fault.Fields, emails Emails) {
+	if len(emails) > maxEmails {
+		f.Add("emails", fmt.Sprintf("has more than %d addresses", maxEmails))
+		emails = emails[:maxEmails]
+	}
+	for i, e := range emails {
+		problem := param.Email(e)
+		if e == "" {
+			problem = "must be an email address, not empty"
+		}
+		if problem != "" {
+			f.Add(fmt.Sprintf("emails[%d]", i), problem)
+		}
+	}
 }
 
 // encodeMetadata bounds and encodes a metadata object.
@@ -222,11 +289,8 @@ func encodeMetadata(m map[string]any) (string, string) {
 	if err != nil {
 		return "", "must be a JSON object"
 	}
-	if len(raw) > maxMetadataBytes {
-		return "", fmt.Sprintf("must be at most %d bytes of JSON", maxMetadataBytes)
-	}
-	if depth(m) > maxMetadataDepth {
-		return "", fmt.Sprintf("must be nested at most %d deep", maxMetadataDepth)
+	if len(raw) > maxMetadataBytes || depth(m) > maxMetadataDepth {
+		return "", "must be " + metadataText
 	}
 	return string(raw), ""
 }
