@@ -11,17 +11,17 @@ import (
 func (a *API) treasuryRoutes() []route {
 	return []route{
 		{method: "POST", path: "/v2/treasury_accounts", auth: authKeys, summary: "Open a treasury account.",
-			description: "AUD opens active at once, with an account number (and the BSB the operator configured); send only currency. USD goes through review: send the business details (business_name, business_number, address, country, contact_name, contact_email), which become its first submission; the account is in_review with no account number until an operator approves it (payd treasury review; in the sandbox POST /v2/sandbox/treasury_accounts/review). Other currencies are 422. One treasury account per currency: a second is 409 ALREADY_EXISTS naming the first.",
+			description: "AUD opens active at once, with an account number (and the BSB the operator configured); send only currency. USD goes through review: the account is in_review with no account number until an operator approves it (payd treasury review; in the sandbox POST /v2/sandbox/treasury_accounts/review). Its business details (business_name, business_number, address, country, contact_name, contact_email; all six, or none) may come with it as its first submission, or later through POST /v2/treasury_accounts/submissions: {\"currency\":\"USD\"} alone opens it with submissions empty, and there is nothing to review until they come (CONTRACT §24). Other currencies are 422. One treasury account per currency: a second is 409 ALREADY_EXISTS naming the first.",
 			body:        treasury.CreateRequest{}, response: treasury.Account{}, status: 201, codes: []string{fault.CodeAlreadyExists, fault.CodeInvalidState, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Treasury.Create)},
 		{method: "GET", path: "/v2/treasury_accounts", auth: authKeys, summary: "The merchant's treasury accounts, with their submissions.",
 			response: treasury.List{}, status: 200, handle: a.listTreasury},
-		{method: "POST", path: "/v2/treasury_accounts/submissions", auth: authKeys, summary: "Send a treasury account's business details for review again.",
-			description: "For an account in_review or rejected: adds a submission and puts the account in review; earlier submissions stay listed (one still unreviewed becomes superseded). An active account is 409 INVALID_STATE.",
+		{method: "POST", path: "/v2/treasury_accounts/submissions", auth: authKeys, summary: "Send a treasury account's business details for review: the first time, or again.",
+			description: "For an account in_review or rejected: adds a submission (the first of an account opened with currency alone) and puts the account in review; earlier submissions stay listed (one still unreviewed becomes superseded). An active account is 409 INVALID_STATE.",
 			body:        treasury.SubmissionRequest{}, response: treasury.Account{}, status: 201, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: jsonHandler(a, http.StatusCreated, a.Treasury.Submit)},
 		{method: "POST", path: "/v2/sandbox/treasury_accounts/review", auth: authKeys, sandboxOnly: true, summary: "Sandbox: decide a treasury account's review.",
-			description: "approved makes the account active and shows its account number; rejected leaves it rejected (with the reason on its submission) until the merchant submits again. An account not in review is 409 INVALID_STATE.",
+			description: "approved makes the account active and shows its account number; rejected leaves it rejected (with the reason on its submission) until the merchant submits again. An account not in review, or in review with no submission yet (nothing to decide), is 409 INVALID_STATE.",
 			body:        treasury.ReviewRequest{}, response: treasury.Account{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: jsonHandler(a, http.StatusOK, a.Treasury.SandboxReview)},
 	}

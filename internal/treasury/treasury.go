@@ -67,7 +67,7 @@ type Account struct {
 	AccountNumber *string      `json:"account_number" doc:"null until the account is active."`
 	BSB           *string      `json:"bsb,omitempty" doc:"AUD accounts, once active: the BSB the operator configured (--treasury-bsb)."`
 	BankName      string       `json:"bank_name"`
-	Submissions   []Submission `json:"submissions" doc:"Every review submission, oldest first (USD); empty for accounts that open at once."`
+	Submissions   []Submission `json:"submissions" doc:"Every review submission, oldest first (USD); empty for accounts that open at once, and for a USD account whose business details have not come yet."`
 	CreatedAt     clock.Time   `json:"created_at"`
 }
 
@@ -82,7 +82,8 @@ type Submission struct {
 }
 
 // BusinessDetails are what a review looks at (CONTRACT §16): all six are
-// required in a submission.
+// required in a submission, and a create request carries either all of them
+// (its first submission) or none.
 type BusinessDetails struct {
 	BusinessName   string `json:"business_name,omitempty" example:"Shop Pty Ltd"`
 	BusinessNumber string `json:"business_number,omitempty" doc:"The company or tax registration number." example:"51824753556"`
@@ -94,7 +95,7 @@ type BusinessDetails struct {
 
 // CreateRequest is the body of POST /v2/treasury_accounts.
 type CreateRequest struct {
-	Currency string `json:"currency,omitempty" doc:"AUD (opens at once) or USD (goes through review, with the business details as its first submission). Absent: the calling app's currency."`
+	Currency string `json:"currency,omitempty" doc:"AUD (opens at once) or USD (goes through review: the business details come with it as its first submission, or later through POST /v2/treasury_accounts/submissions). Absent: the calling app's currency."`
 	BusinessDetails
 }
 
@@ -132,7 +133,9 @@ func (d BusinessDetails) check(f fault.Fields) {
 func (d BusinessDetails) empty() bool { return d == BusinessDetails{} }
 
 // Create opens a treasury account in the request's currency: active at once
-// (AUD), or in review with the business details as its first submission (USD).
+// (AUD), or in review (USD). A USD account's business details may come with
+// it, as its first submission, or later through Submit: currency alone opens
+// it with no submission yet (CONTRACT §24).
 func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal, r CreateRequest) (Account, error) {
 	currency := strings.ToUpper(r.Currency)
 	if currency == "" {
@@ -143,9 +146,11 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		f.Add("currency", "treasury accounts are offered in AUD and USD")
 	}
 	review := !openAtOnce[currency]
-	if review {
+	submitted := !r.BusinessDetails.empty()
+	switch {
+	case review && submitted:
 		r.BusinessDetails.check(f)
-	} else if !r.BusinessDetails.empty() {
+	case submitted:
 		f.Add("business_name", fmt.Sprintf("%s treasury accounts open without review: send only currency", currency))
 	}
 	if err := f.Err(); err != nil {
@@ -163,7 +168,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return Account{}, err
 	}
-	if review {
+	if review && submitted {
 		if err := s.addSubmission(ctx, tx, acc, r.BusinessDetails, now); err != nil {
 			return Account{}, err
 		}
@@ -171,8 +176,9 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	return s.view(ctx, tx, acc)
 }
 
-// Submit adds a submission to an account in review or rejected; earlier
-// submissions stay listed, an unreviewed one as superseded.
+// Submit adds a submission to an account in review or rejected: its first,
+// when it was opened with currency alone, or another; earlier submissions
+// stay listed, an unreviewed one as superseded.
 func (s *Service) Submit(ctx context.Context, tx *store.Tx, p merchant.Principal, r SubmissionRequest) (Account, error) {
 	f := fault.Fields{}
 	if r.TreasuryAccountID == "" {
@@ -248,9 +254,16 @@ type ReviewRequest struct {
 
 // Review decides an account's submission in review: approved opens the
 // account (its number is shown from then on), rejected leaves it rejected
-// until the merchant submits again. It is the operator's command and, in the
-// sandbox, an endpoint.
+// until the merchant submits again. It is the operator's command, which may
+// decide an account with no submission yet (on details that came some other
+// way), and, in the sandbox, an endpoint (SandboxReview), which may not.
 func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r ReviewRequest) (Account, error) {
+	return s.review(ctx, tx, merchantID, r, false)
+}
+
+// review is Review; with requireSubmission, an account in review with no
+// submission yet has nothing to decide (409 INVALID_STATE).
+func (s *Service) review(ctx context.Context, tx *store.Tx, merchantID string, r ReviewRequest, requireSubmission bool) (Account, error) {
 	f := fault.Fields{}
 	if r.TreasuryAccountID == "" {
 		f.Add("treasury_account_id", "is required")
@@ -277,6 +290,11 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r
 	if acc.Status != merchant.TreasuryInReview {
 		return Account{}, fault.State("treasury account %s is %s, not in review", acc.PublicID, acc.Status)
 	}
+	if requireSubmission {
+		if err := checkSubmitted(ctx, tx, acc); err != nil {
+			return Account{}, err
+		}
+	}
 	now, err := s.clock.Read(ctx, tx, merchantID)
 	if err != nil {
 		return Account{}, err
@@ -298,14 +316,30 @@ func (s *Service) Review(ctx context.Context, tx *store.Tx, merchantID string, r
 	return s.view(ctx, tx, acc)
 }
 
+// checkSubmitted refuses an account in review whose business details have
+// not come yet (opened with currency alone, CONTRACT §24).
+func checkSubmitted(ctx context.Context, tx *store.Tx, acc merchant.Account) error {
+	var pending int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM treasury_submissions WHERE merchant_id = $1 AND account_id = $2 AND status = $3`,
+		acc.MerchantID, acc.ID, string(InReview)).Scan(&pending); err != nil {
+		return fmt.Errorf("review treasury account %s: %w", acc.PublicID, err)
+	}
+	if pending == 0 {
+		return fault.State("treasury account %s has no submission to review yet: send its business details with POST /v2/treasury_accounts/submissions", acc.PublicID)
+	}
+	return nil
+}
+
 // ReviewByOperator is Review in a transaction of its own, for the operator command.
 func (s *Service) ReviewByOperator(ctx context.Context, merchantID string, r ReviewRequest) (Account, error) {
 	return store.Do(ctx, s.db, func(tx *store.Tx) (Account, error) { return s.Review(ctx, tx, merchantID, r) })
 }
 
-// SandboxReview is Review for the caller's own account.
+// SandboxReview is Review for the caller's own account, as a reviewer
+// makes it: it decides what was submitted, so an account with no
+// submission yet is 409 INVALID_STATE.
 func (s *Service) SandboxReview(ctx context.Context, tx *store.Tx, p merchant.Principal, r ReviewRequest) (Account, error) {
-	return s.Review(ctx, tx, p.MerchantID, r)
+	return s.review(ctx, tx, p.MerchantID, r, true)
 }
 
 // List is every treasury account of the merchant.
