@@ -21,7 +21,11 @@ type resendRequest struct {
 func (a *API) webhookRoutes() []route {
 	return []route{
 		{method: "GET", path: "/v2/webhooks/deliveries", auth: authKeys,
-			summary:  "The webhook events about a record and every delivery attempt.",
+			summary: "The webhook events about a record and every delivery attempt.",
+			description: "Every time in the log is on the merchant's clock (its sandbox test clock; in production the real clock), so no attempt shows before its event: " +
+				"created_at is when the event was written, each attempt's at when it started and delivered_at when it was delivered, each stamped with the merchant's time as it happened. " +
+				"Retries run on the real clock, whatever the test clock does: next_attempt_at, kept on the real clock for them, is shown on the merchant's clock as it runs now, " +
+				"so moving the test clock forward moves it too while the retry still waits its real delay.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The record's uuid (or id)."}},
 			response: deliveryList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.deliveries, func(list []webhook.Delivery) any { return deliveryList{Records: list} })},
 		{method: "POST", path: "/v2/webhooks/deliveries/resend", auth: authKeys,
@@ -70,7 +74,7 @@ func (a *API) testWebhook(w http.ResponseWriter, r *http.Request) {
 	expect(r, http.StatusCreated, nil)
 	p := principal(r)
 	d, err := inTx(a, r, func(tx *store.Tx) (webhook.Delivery, error) {
-		return a.Webhooks.SendPing(r.Context(), tx, p.MerchantID, req, a.MerchantClock.Of(p))
+		return a.Webhooks.SendPing(r.Context(), tx, p.MerchantID, req, p.ClockOffset)
 	})
 	if err != nil {
 		a.fail(w, r, err)

@@ -207,6 +207,10 @@ type claimed struct {
 	id, merchantID, eventType, endpoint, auth, secret string
 	body                                              []byte
 	attempts                                          int
+	// clockOffsetMS is the merchant's test-clock offset when the event
+	// was claimed (read with its secret): the attempt is logged at its
+	// start on the merchant's clock.
+	clockOffsetMS int64
 }
 
 // Run delivers events until ctx is done; attempts in flight are then
@@ -398,7 +402,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		perEndpoint := maps.Clone(busy)
 		for rows.Next() {
 			var c claimed
-			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
+			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS); err != nil {
 				rows.Close()
 				return nil, err
 			}
@@ -443,7 +447,7 @@ func (d *Dispatcher) claimQuery(n int, exclude []string) string {
 	if len(exclude) > 0 {
 		skip = " AND e.endpoint_url NOT IN (" + strings.Join(exclude, ", ") + ")"
 	}
-	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret
+	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret, m.clock_offset_ms
 		FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
 		WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)` + skip + inRecordOrder("e") + `
 		ORDER BY e.next_attempt_at` + store.Limit(n) + d.skipLocked("e")
@@ -495,7 +499,7 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int, probe
 		}
 		return tx.SendQuery(ctx, d.claimForQuery(n), []any{now + d.Lease.Milliseconds(), endpoint, now}, func(row store.Row) error {
 			var c claimed
-			if err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret); err != nil {
+			if err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS); err != nil {
 				return err
 			}
 			out = append(out, c)
@@ -548,7 +552,8 @@ func (d *Dispatcher) claimForQuery(n int) string {
 		inRecordOrder("w") + `
 			ORDER BY w.next_attempt_at` + store.Limit(n) + d.skipLocked("w") + `)` + d.stillFree() + `
 		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
-			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id)`
+			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id),
+			(SELECT m.clock_offset_ms FROM merchants m WHERE m.id = webhook_events.merchant_id)`
 }
 
 // outcome is how one attempt ended.
@@ -742,7 +747,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 		for chunk := range slices.Chunk(delivered, attemptsPerStatement) {
 			which, args := byKeys([]any{now.UnixMilli()}, chunk)
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_events SET status = 'delivered', attempts = attempts + 1, next_attempt_at = NULL,
-				locked_until = NULL, last_error = NULL, delivered_at = $1, updated_at = $1 WHERE `+which, args...); err != nil {
+				locked_until = NULL, last_error = NULL, delivered_at = $1 + `+merchantOffset+`, updated_at = $1 WHERE `+which, args...); err != nil {
 				return err
 			}
 		}
@@ -794,10 +799,13 @@ func arg(args *[]any, v any) string {
 type attemptRow struct {
 	eventID, merchantID string
 	attempt             int // the event's attempts before it, and 1
-	started, latencyMS  int64
-	code, errText       any
-	status              Status
-	next                any
+	// started is when the attempt started on the merchant's clock, where
+	// the log shows it; next, when the retry is due, is on the real
+	// clock, where the dispatcher looks for it.
+	started, latencyMS int64
+	code, errText      any
+	status             Status
+	next               any
 }
 
 // next decides an attempt's consequence: delivered, failed for good, or a
@@ -805,7 +813,8 @@ type attemptRow struct {
 func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	ev, o := r.ev, r.o
 	result := "retry"
-	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, attempt: ev.attempts + 1, started: r.started.UnixMilli(), latencyMS: o.latency.Milliseconds(), status: Pending}
+	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, attempt: ev.attempts + 1, started: r.started.UnixMilli() + ev.clockOffsetMS,
+		latencyMS: o.latency.Milliseconds(), status: Pending}
 	lastErr := o.err
 	switch {
 	case o.delivered():

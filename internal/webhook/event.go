@@ -150,7 +150,9 @@ func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, 
 }
 
 // emit writes ev to the outbox (Emit) and returns the event as
-// GET /v2/webhooks/deliveries shows it once tx commits.
+// GET /v2/webhooks/deliveries shows it once tx commits, but for its
+// next_attempt_at, which is on the real clock here (the log shows it on
+// the merchant's).
 func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery, error) {
 	body, err := json.Marshal(ev.Payload)
 	if err != nil {
@@ -186,7 +188,7 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 		var read, leased bool
 		c := claimed{id: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
 		if err := tx.SendRowLate(ctx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
-			append(args, leaseEnd), &read, &leased, &c.secret); err != nil {
+			append(args, leaseEnd), &read, &leased, &c.secret, &c.clockOffsetMS); err != nil {
 			return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 		}
 		tx.AfterCommit(func() {

@@ -62,8 +62,9 @@ const leasedIfFirst = `CASE WHEN EXISTS (SELECT 1 FROM webhook_events p WHERE p.
 	THEN NULL ELSE CAST($10 AS BIGINT) END`
 
 // bornLeased is what the INSERT of an event written by leasedIfFirst
-// returns: whether it was leased, and its merchant's signing secret.
-const bornLeased = ` RETURNING locked_until IS NOT NULL, (SELECT m.webhook_secret FROM merchants m WHERE m.id = $2)`
+// returns: whether it was leased, its merchant's signing secret and test-clock offset.
+const bornLeased = ` RETURNING locked_until IS NOT NULL, (SELECT m.webhook_secret FROM merchants m WHERE m.id = $2),
+	(SELECT m.clock_offset_ms FROM merchants m WHERE m.id = $2)`
 
 // handOff gives a committed event leased at birth to the running
 // dispatcher.

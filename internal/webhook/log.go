@@ -9,10 +9,19 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/job"
 	"payd/internal/store"
 )
 
-// Delivery is an event and its attempts, as GET /v2/webhooks/deliveries shows it.
+// Delivery is an event and its attempts, as GET /v2/webhooks/deliveries
+// shows it. Every time of it is on the merchant's clock (its sandbox test
+// clock; in production the real clock), so that no attempt shows before
+// its event: created_at, each attempt's at and delivered_at are stamped
+// with the merchant's time as they happen. The retries run on the real
+// clock (merchant.Clock.System), which next_attempt_at is kept on for the
+// dispatcher; it is shown on the merchant's clock as it runs now (the
+// merchant's offset when it is read). A test clock moved later moves it
+// with it, and the retry still waits its real delay.
 type Delivery struct {
 	ID            string      `json:"id" doc:"The event id, sent as webhook-id on every attempt."`
 	EventType     string      `json:"event_type"`
@@ -37,8 +46,12 @@ type Attempt struct {
 // maxListed bounds the events listed for one record.
 const maxListed = 100
 
-// deliveryColumns are what scanDelivery reads.
-const deliveryColumns = `id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at`
+// deliveryColumns are what scanDelivery reads, from webhook_events.
+var deliveryColumns = `id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at, ` + merchantOffset
+
+// merchantOffset is the test-clock offset, in milliseconds, of the merchant
+// of a webhook_events row, as SQL.
+var merchantOffset = job.ClockOffsetOf("webhook_events.merchant_id")
 
 // Deliveries lists the events about record uuid of merchantID, newest first.
 func (d *Dispatcher) Deliveries(ctx context.Context, merchantID, uuid string) ([]Delivery, error) {
@@ -54,7 +67,7 @@ func (d *Dispatcher) Recent(ctx context.Context, merchantID string, status Statu
 
 // recentQuery is Recent's: $1 the merchant, $2 the status (empty: any), $3 how
 // many. The index on (merchant_id, created_at, id) reads them newest first.
-const recentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_events
+var recentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_events
 	WHERE merchant_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, id DESC LIMIT $3`
 
 // listed reads the events of merchantID query selects (deliveryColumns),
@@ -88,13 +101,13 @@ func (d *Dispatcher) listed(ctx context.Context, merchantID, query string, args 
 func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	var dl Delivery
 	var next, delivered sql.NullInt64
-	var created int64
-	if err := row.Scan(&dl.ID, &dl.EventType, &dl.UUID, &dl.EndpointURL, &dl.Status, &next, &delivered, &created); err != nil {
+	var created, offset int64
+	if err := row.Scan(&dl.ID, &dl.EventType, &dl.UUID, &dl.EndpointURL, &dl.Status, &next, &delivered, &created, &offset); err != nil {
 		return Delivery{}, err
 	}
 	dl.CreatedAt = clock.Time{T: clock.FromMillis(created)}
 	if next.Valid && dl.Status == Pending {
-		dl.NextAttemptAt = &clock.Time{T: clock.FromMillis(next.Int64)}
+		dl.NextAttemptAt = &clock.Time{T: clock.FromMillis(next.Int64 + offset)}
 	}
 	if delivered.Valid {
 		dl.DeliveredAt = &clock.Time{T: clock.FromMillis(delivered.Int64)}
@@ -172,7 +185,9 @@ type Ping struct {
 
 // SendPing emits a ping event to target through the same path as every
 // other event (signing, retries, log), so a merchant can check a receiver.
-func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID string, target Target, now time.Time) (Delivery, error) {
+// clockOffset is the merchant's test-clock offset (zero in production): the
+// ping is made at the merchant's time, and answered on its clock.
+func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID string, target Target, clockOffset time.Duration) (Delivery, error) {
 	if err := d.policy.Validate("", target); err != nil {
 		return Delivery{}, err
 	}
@@ -180,8 +195,14 @@ func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID stri
 		return Delivery{}, fault.Field("endpoint_url", "is required")
 	}
 	uuid := store.RandomID(store.UUIDLen)
+	now := d.clock.Now().Add(clockOffset).Truncate(time.Millisecond)
 	// The answer is the event as written, not read back: a round trip less
 	// on PostgreSQL (TestSendPingAnswersAsRead).
-	return d.emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
+	dl, err := d.emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
 		Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
+	if err != nil {
+		return Delivery{}, err
+	}
+	dl.NextAttemptAt = &clock.Time{T: dl.NextAttemptAt.T.Add(clockOffset)}
+	return dl, nil
 }

@@ -706,19 +706,19 @@ func TestRecordEventsArriveInOrder(t *testing.T) {
 
 // TestSendPingAnswersAsRead: a ping's answer is built from the event as it
 // is written, without reading it back, so it must be what the delivery log
-// reads once the transaction commits; on PostgreSQL it costs no round trip
-// before the commit.
+// reads once the transaction commits, on the merchant's test clock; on
+// PostgreSQL it costs no round trip before the commit.
 func TestSendPingAnswersAsRead(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		merchantID := newMerchant(t, db)
+		setClockOffset(t, db, merchantID, testClockAhead)
 		d := newDispatcher(db, Policy{AllowPrivate: true})
 		ctx := context.Background()
-		at := time.Date(2026, 3, 4, 5, 6, 7, 891_234_567, time.UTC)
 		var trips int
 		sent, err := store.Do(ctx, db, func(tx *store.Tx) (Delivery, error) {
 			before := tx.RoundTrips()
-			dl, err := d.SendPing(ctx, tx, merchantID, Target{EndpointURL: "http://127.0.0.1:9/hooks", AuthorizationHeader: "Basic eA=="}, at)
+			dl, err := d.SendPing(ctx, tx, merchantID, Target{EndpointURL: "http://127.0.0.1:9/hooks", AuthorizationHeader: "Basic eA=="}, testClockAhead)
 			trips = tx.RoundTrips() - before
 			return dl, err
 		})
