@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,13 +100,21 @@ func build(ctx context.Context, q store.Querier, acc account, p Period) (file, e
 // row's plus the row's own movement, so that the column adds up, row by
 // row, to closing, the available balance at end. A row counts its whole
 // movement by end, even when its money reached available after the record
-// was made (a payment waits in incoming until it clears). Rows made in the
-// same millisecond (a payout's transactions) have no order between them:
-// each shows the balance after all of them. Money that moved available in
-// the period without a row of its own (a record of an earlier period
+// was made (a payment waits in incoming until it clears). Records made in
+// the same millisecond (a deposit and a settlement on a frozen test clock,
+// a payout's transactions) list money in before money out, so that no row
+// shows a balance the account never went below. Money that moved available
+// in the period without a row of its own (a record of an earlier period
 // clearing or failing, a rolling reserve held or released) is in the
 // balance before the first row.
 func statement(records []ledger.Record, refs map[string]string, closing int64, end time.Time) []row {
+	records = slices.Clone(records)
+	slices.SortStableFunc(records, func(a, b ledger.Record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(moneyOutLast(a), moneyOutLast(b))
+	})
 	rows := make([]row, len(records))
 	opening := closing
 	for i, r := range records {
@@ -116,16 +126,19 @@ func statement(records []ledger.Record, refs map[string]string, closing int64, e
 		opening -= rows[i].movement()
 	}
 	balance := opening
-	for i := 0; i < len(rows); {
-		j := i
-		for ; j < len(rows) && rows[j].record.CreatedAt.Equal(rows[i].record.CreatedAt); j++ {
-			balance += rows[j].movement()
-		}
-		for ; i < j; i++ {
-			rows[i].balanceAfter = balance
-		}
+	for i := range rows {
+		balance += rows[i].movement()
+		rows[i].balanceAfter = balance
 	}
 	return rows
+}
+
+// moneyOutLast orders money in (0) before money out (1).
+func moneyOutLast(r ledger.Record) int {
+	if r.RequestType == ledger.MoneyOut {
+		return 1
+	}
+	return 0
 }
 
 // movement is what the row's record did to the available balance by the

@@ -108,9 +108,9 @@ func TestStatementBalanceAfter(t *testing.T) {
 		{"money in sent back moves nothing", []ledger.Record{payment, returned}, 19900, []int64{19900, 19900}},
 		{"money out takes its total; a failed transaction gives it back", []ledger.Record{topUp, refund, paid, refused}, 9949950,
 			[]int64{10000000, 9980000, 9949950, 9949950}},
-		{"a payout's transactions, made in one millisecond, show the balance after all of them", []ledger.Record{topUp, refused, paid}, 9969950,
-			[]int64{10000000, 9969950, 9969950}},
-		{"so do a settlement and the top-up it spends, whatever their Balance IDs", []ledger.Record{spends, instant}, 5900, []int64{5900, 5900}},
+		{"a payout's transactions, made in one millisecond, add up one after another", []ledger.Record{topUp, refused, paid}, 9969950,
+			[]int64{10000000, 10000000, 9969950}},
+		{"money in made in the same millisecond as money out comes first, whatever their Balance IDs", []ledger.Record{spends, instant}, 5900, []int64{10000, 5900}},
 		{"money out still on its way at the end has left available", []ledger.Record{topUp, pending}, 9899900, []int64{10000000, 9899900}},
 		{"money without a row is in the balance before the first", []ledger.Record{payment}, 29900, []int64{29900}},
 	}
