@@ -1,5 +1,6 @@
 // Package fault is the error vocabulary every domain package answers in: a
-// kind (which the HTTP layer maps to a status code in one place), a stable
+// kind (which Status maps to an HTTP status code, the one mapping the API
+// and the pages share), a stable
 // UPPER_SNAKE code for machines, a message for people, and, for validation
 // failures, the JSON members that are wrong.
 package fault
@@ -7,6 +8,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 )
@@ -36,6 +38,40 @@ const (
 	// Busy: the work asked for is still running; retry later (503).
 	Busy
 )
+
+// statusOfKind is each kind's HTTP status.
+var statusOfKind = map[Kind]int{
+	Invalid:          http.StatusUnprocessableEntity,
+	Malformed:        http.StatusBadRequest,
+	NotFound:         http.StatusNotFound,
+	Conflict:         http.StatusConflict,
+	Forbidden:        http.StatusForbidden,
+	Unauthenticated:  http.StatusUnauthorized,
+	TooLarge:         http.StatusRequestEntityTooLarge,
+	UnsupportedMedia: http.StatusUnsupportedMediaType,
+	RateLimited:      http.StatusTooManyRequests,
+	Busy:             http.StatusServiceUnavailable,
+}
+
+// Status is the HTTP status of an error of kind k: the one place where
+// domain errors meet HTTP, for the API's JSON errors and the pages' HTML
+// ones alike (a refused field is 422 on both, CONTRACT §16). A kind it does
+// not know is a bug: 500.
+func Status(k Kind) int {
+	if s, ok := statusOfKind[k]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// StatusOf is the HTTP status of err: its kind's when it is an *Error, else
+// 500 (an error that is not a domain error is a bug or an outage).
+func StatusOf(err error) int {
+	if e, ok := As(err); ok {
+		return Status(e.Kind)
+	}
+	return http.StatusInternalServerError
+}
 
 // Stable error codes shared by several packages. Packages define their own
 // codes beside the rule they enforce.

@@ -161,7 +161,7 @@ func builtErrors(t *testing.T, fset *token.FileSet, files []*ast.File, consts ma
 				case "Rule":
 					add(n, n.Args[0], http.StatusUnprocessableEntity)
 				case "New":
-					add(n, n.Args[1], statusOf(faultKind(t, fset, n.Args[0])))
+					add(n, n.Args[1], fault.Status(faultKind(t, fset, n.Args[0])))
 				case "NotFoundf":
 					out = append(out, builtError{fault.CodeNotFound, http.StatusNotFound, fset.Position(n.Pos())})
 				case "State":
@@ -190,7 +190,7 @@ func builtErrors(t *testing.T, fset *token.FileSet, files []*ast.File, consts ma
 							codeExpr = kv.Value
 						}
 					}
-					add(n, codeExpr, statusOf(kind))
+					add(n, codeExpr, fault.Status(kind))
 				case isSelector(n.Type, "fault", "Fields"):
 					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos())})
 				case isIdent(n.Type, "errorDetail"):

@@ -120,34 +120,6 @@ type errorDetail struct {
 	RequestID string            `json:"request_id,omitempty" doc:"Present on 500 answers, to quote when reporting the problem."`
 }
 
-// statusOf maps an error kind to its HTTP status: the one place where domain
-// errors meet HTTP.
-func statusOf(k fault.Kind) int {
-	switch k {
-	case fault.Invalid:
-		return http.StatusUnprocessableEntity
-	case fault.Malformed:
-		return http.StatusBadRequest
-	case fault.NotFound:
-		return http.StatusNotFound
-	case fault.Conflict:
-		return http.StatusConflict
-	case fault.Forbidden:
-		return http.StatusForbidden
-	case fault.Unauthenticated:
-		return http.StatusUnauthorized
-	case fault.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case fault.UnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case fault.RateLimited:
-		return http.StatusTooManyRequests
-	case fault.Busy:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 // fail answers err in the errors envelope. An error that is not a domain
 // error is a bug or an outage: it is logged and answered 500 INTERNAL with the
 // request id, never with its text.
@@ -161,7 +133,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e, ok := fault.As(err); ok {
 		body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
-		writeBody(w, statusOf(e.Kind), body)
+		writeBody(w, fault.Status(e.Kind), body)
 		return
 	}
 	id := requestID(r.Context())
