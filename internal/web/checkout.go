@@ -1,13 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
-	"embed"
 	"fmt"
-	"html/template"
-	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
@@ -15,7 +10,6 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
-	"payd/internal/input"
 )
 
 // The hosted checkout page of the payment gateway (CONTRACT §11):
@@ -24,14 +18,6 @@ import (
 // the CSRF token of its forms. The page works without script: the card form
 // is validated by the browser (pattern, required) and again on the server.
 // It is never framed (v1 checkout pages are never framed).
-
-//go:embed templates/checkout.html
-var checkoutTemplateFS embed.FS
-
-//go:embed assets/checkout.css
-var checkoutAssetFS embed.FS
-
-var checkoutTemplates = template.Must(template.ParseFS(checkoutTemplateFS, "templates/checkout.html"))
 
 // maxCheckoutFormBytes bounds the card or sandbox form.
 const maxCheckoutFormBytes = 8 << 10
@@ -53,9 +39,9 @@ type checkoutService interface {
 }
 
 type checkoutPage struct {
+	hosted
 	svc     checkoutService
 	payid   CheckoutPayID
-	log     *slog.Logger
 	sandbox bool
 }
 
@@ -63,19 +49,12 @@ func (p *Pages) mountCheckout() {
 	if p.Gateway == nil {
 		return
 	}
-	log := p.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	h := &checkoutPage{svc: p.Gateway, payid: p.CheckoutPayID, log: log, sandbox: p.Sandbox}
+	h := &checkoutPage{hosted: newHosted(p.Log, "checkout page", payErrorView{"Checkout not found", "This checkout link is not valid. Go back to the shop and try again."}),
+		svc: p.Gateway, payid: p.CheckoutPayID, sandbox: p.Sandbox}
 	p.mux.HandleFunc("/checkout/{id}", h.serve)
 	p.mux.HandleFunc("GET /checkout/{id}/payid.png", h.servePayIDQR)
-	p.mux.HandleFunc("/checkout/", func(w http.ResponseWriter, r *http.Request) { h.renderError(w, http.StatusNotFound, nil) })
-	p.mux.HandleFunc("GET /assets/checkout.css", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		http.ServeFileFS(w, r, checkoutAssetFS, "assets/checkout.css")
-	})
+	p.mux.HandleFunc("/checkout/", func(w http.ResponseWriter, r *http.Request) { h.renderError(w, http.StatusNotFound) })
+	p.mux.HandleFunc("GET /assets/checkout.css", serveAsset("assets/checkout.css"))
 }
 
 var checkoutStatusText = map[gateway.Status]string{
@@ -102,7 +81,7 @@ type checkoutView struct {
 func (h *checkoutPage) serve(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		h.renderError(w, http.StatusNotFound, nil)
+		h.renderError(w, http.StatusNotFound)
 		return
 	}
 	token := r.URL.Query().Get("t")
@@ -113,19 +92,19 @@ func (h *checkoutPage) serve(w http.ResponseWriter, r *http.Request) {
 		h.pay(w, r, id, token)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.renderError(w, http.StatusMethodNotAllowed, nil)
+		h.renderError(w, http.StatusMethodNotAllowed)
 	}
 }
 
 func (h *checkoutPage) show(w http.ResponseWriter, r *http.Request, id int64, token string, status int, errs []string) {
 	c, err := h.svc.Checkout(r.Context(), id, token)
 	if err != nil {
-		h.fail(w, id, err)
+		h.fail(w, err, "payment_id", id)
 		return
 	}
 	v := h.view(r.Context(), c, token)
 	v.Errors = errs
-	h.render(w, status, v)
+	h.render(w, status, "checkout.html", v, func(hd http.Header) { setCheckoutHeaders(hd, v.imgOrigins, v.formTo) })
 }
 
 func (h *checkoutPage) view(ctx context.Context, c gateway.Checkout, token string) checkoutView {
@@ -187,33 +166,11 @@ func addressLines(a gateway.Address) []string {
 // pay is a submitted card form or a sandbox button. The form must carry the
 // token of the page it was rendered on (its CSRF token).
 func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, token string) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxCheckoutFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.renderError(w, http.StatusBadRequest, nil)
+	form := hostedForm{maxBytes: maxCheckoutFormBytes, field: "t", token: token, logArgs: []any{"payment_id", id},
+		live: func() error { _, err := h.svc.Checkout(r.Context(), id, token); return err }}
+	a, ok := h.readAttempt(w, r, form, h.sandbox, func(status int, errs []string) { h.show(w, r, id, token, status, errs) })
+	if !ok {
 		return
-	}
-	if _, err := h.svc.Checkout(r.Context(), id, token); err != nil {
-		h.fail(w, id, err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
-		h.renderError(w, http.StatusForbidden, nil)
-		return
-	}
-	if e, ok := fault.As(input.Values(r.PostForm)); ok {
-		h.show(w, r, id, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
-		return
-	}
-	var a gateway.Attempt
-	if outcome := r.PostForm.Get("outcome"); outcome != "" {
-		if !h.sandbox {
-			h.renderError(w, http.StatusBadRequest, nil)
-			return
-		}
-		a.Sandbox = outcome
-	} else {
-		a.Card = &gateway.Card{Name: r.PostForm.Get("cc-name"), Number: r.PostForm.Get("cc-number"),
-			Expiry: r.PostForm.Get("cc-exp"), CVC: r.PostForm.Get("cc-csc")}
 	}
 	p, err := h.svc.Pay(r.Context(), id, token, a)
 	if err != nil {
@@ -230,7 +187,7 @@ func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, tok
 		case ok && len(e.Fields) > 0:
 			h.show(w, r, id, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
 		default:
-			h.fail(w, id, err)
+			h.fail(w, err, "payment_id", id)
 		}
 		return
 	}
@@ -239,6 +196,32 @@ func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, tok
 		return
 	}
 	h.show(w, r, id, token, http.StatusOK, nil)
+}
+
+// readAttempt reads the form of a gateway page (the checkout, a payin
+// link; readForm) and the payment it asks for: its card, or the outcome of
+// a sandbox button, which only the sandbox takes (400 elsewhere). A form
+// whose values the input rule refuses is shown again by show, with 422 and
+// what is wrong. It returns false when it has answered.
+func (h hosted) readAttempt(w http.ResponseWriter, r *http.Request, f hostedForm, sandbox bool, show func(status int, errs []string)) (gateway.Attempt, bool) {
+	invalid, ok := h.readForm(w, r, f)
+	if !ok {
+		return gateway.Attempt{}, false
+	}
+	if invalid != nil {
+		show(http.StatusUnprocessableEntity, fieldMessages(invalid.Fields))
+		return gateway.Attempt{}, false
+	}
+	outcome := r.PostForm.Get("outcome")
+	if outcome == "" {
+		return gateway.Attempt{Card: &gateway.Card{Name: r.PostForm.Get("cc-name"), Number: r.PostForm.Get("cc-number"),
+			Expiry: r.PostForm.Get("cc-exp"), CVC: r.PostForm.Get("cc-csc")}}, true
+	}
+	if !sandbox {
+		h.renderError(w, http.StatusBadRequest)
+		return gateway.Attempt{}, false
+	}
+	return gateway.Attempt{Sandbox: outcome}, true
 }
 
 var cardFieldLabels = map[string]string{"cc-name": "Name on card", "cc-number": "Card number", "cc-exp": "Expiry", "cc-csc": "CVC", "outcome": "Outcome"}
@@ -276,77 +259,29 @@ func setCheckoutHeaders(h http.Header, imgOrigins, formTargets []string) {
 		"; frame-ancestors 'none'; base-uri 'none'")
 }
 
-func (h *checkoutPage) fail(w http.ResponseWriter, id int64, err error) {
-	status := http.StatusInternalServerError
-	if e, ok := fault.As(err); ok {
-		switch e.Kind {
-		case fault.NotFound:
-			status = http.StatusNotFound
-		case fault.Invalid, fault.Malformed:
-			status = http.StatusBadRequest
-		}
-	}
-	if status == http.StatusInternalServerError {
-		h.log.Error("checkout page", "payment_id", id, "err", err)
-	}
-	h.renderError(w, status, nil)
-}
-
-func (h *checkoutPage) render(w http.ResponseWriter, status int, v checkoutView) {
-	var page bytes.Buffer
-	setCheckoutHeaders(w.Header(), v.imgOrigins, v.formTo)
-	if err := checkoutTemplates.ExecuteTemplate(&page, "checkout.html", v); err != nil {
-		h.log.Error("render checkout page", "err", err)
-		http.Error(w, "Something went wrong", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(page.Bytes())
-}
-
-func (h *checkoutPage) renderError(w http.ResponseWriter, status int, _ []string) {
-	v, ok := payErrors[status]
-	if !ok {
-		v = payErrors[http.StatusInternalServerError]
-	}
-	if status == http.StatusNotFound {
-		v = payErrorView{"Checkout not found", "This checkout link is not valid. Go back to the shop and try again."}
-	}
-	var page bytes.Buffer
-	setPayHeaders(w.Header(), nil)
-	if err := payTemplates.ExecuteTemplate(&page, "pay_error.html", v); err != nil {
-		http.Error(w, "Something went wrong", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(page.Bytes())
-}
-
 // servePayIDQR serves the QR code of the checkout's one-time PayID: the
 // PayID itself, which a banking app reads into its PayID field.
 func (h *checkoutPage) servePayIDQR(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 || h.payid == nil {
-		h.renderError(w, http.StatusNotFound, nil)
+		h.renderError(w, http.StatusNotFound)
 		return
 	}
 	c, err := h.svc.Checkout(r.Context(), id, r.URL.Query().Get("t"))
 	if err != nil {
-		h.fail(w, id, err)
+		h.fail(w, err, "payment_id", id)
 		return
 	}
 	offer, err := h.payid.OfferPayID(r.Context(), c)
 	if err != nil {
-		h.fail(w, id, err)
+		h.fail(w, err, "payment_id", id)
 		return
 	}
 	if offer == nil {
-		h.renderError(w, http.StatusNotFound, nil)
+		h.renderError(w, http.StatusNotFound)
 		return
 	}
 	if err := writeQR(w, offer.PayID); err != nil {
-		h.fail(w, id, fmt.Errorf("render PayID QR of gateway payment %d: %w", id, err))
+		h.fail(w, fmt.Errorf("render PayID QR of gateway payment %d: %w", id, err), "payment_id", id)
 	}
 }

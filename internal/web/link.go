@@ -1,14 +1,9 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"html/template"
-	"log/slog"
 	"mime"
 	"net/http"
 	"sort"
@@ -16,7 +11,6 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
-	"payd/internal/input"
 )
 
 // The hosted page of a Payment Gateway 3 payin link (CONTRACT §11):
@@ -30,14 +24,6 @@ import (
 // card form is checked by the browser (required, pattern) and always again
 // on the server.
 
-//go:embed templates/link.html
-var linkTemplateFS embed.FS
-
-//go:embed assets/link.js
-var linkAssetFS embed.FS
-
-var linkTemplates = template.Must(template.ParseFS(linkTemplateFS, "templates/link.html"))
-
 // maxLinkFormBytes bounds the card or sandbox form.
 const maxLinkFormBytes = 8 << 10
 
@@ -49,8 +35,8 @@ type linkService interface {
 }
 
 type linkPage struct {
+	hosted
 	svc     linkService
-	log     *slog.Logger
 	sandbox bool
 }
 
@@ -58,19 +44,12 @@ func (p *Pages) mountLinks() {
 	if p.Gateway == nil {
 		return
 	}
-	log := p.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	h := &linkPage{svc: p.Gateway, log: log, sandbox: p.Sandbox}
+	h := &linkPage{hosted: newHosted(p.Log, "payin link page", payErrorView{"Payment link not found", "This payment link is not valid. Check the link the merchant gave you."}),
+		svc: p.Gateway, sandbox: p.Sandbox}
 	p.mux.HandleFunc("/links/{uuid}", h.serve)
 	p.mux.HandleFunc("GET /links/{uuid}/qr.png", h.serveQR)
 	p.mux.HandleFunc("/links/", func(w http.ResponseWriter, r *http.Request) { h.renderError(w, http.StatusNotFound) })
-	p.mux.HandleFunc("GET /assets/link.js", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		http.ServeFileFS(w, r, linkAssetFS, "assets/link.js")
-	})
+	p.mux.HandleFunc("GET /assets/link.js", serveAsset("assets/link.js"))
 }
 
 var linkStatusText = map[gateway.PageState]string{
@@ -112,12 +91,12 @@ func (h *linkPage) serve(w http.ResponseWriter, r *http.Request) {
 func (h *linkPage) show(w http.ResponseWriter, r *http.Request, uuid, token string, status int, errs []string) {
 	pg, err := h.svc.LinkPage(r.Context(), uuid, token)
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	v := h.view(pg, token)
 	v.Errors = errs
-	h.render(w, status, v)
+	h.render(w, status, "link.html", v, func(hd http.Header) { setLinkHeaders(hd, v.FrameAncestors, v.formTargets) })
 }
 
 func (h *linkPage) view(pg gateway.LinkPage, token string) linkView {
@@ -175,33 +154,11 @@ func redirectOf(l gateway.Link) *string {
 // pay is a submitted card form or a sandbox button. The form must carry
 // the link's csrf_token.
 func (h *linkPage) pay(w http.ResponseWriter, r *http.Request, uuid, token string) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxLinkFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.renderError(w, http.StatusBadRequest)
+	form := hostedForm{maxBytes: maxLinkFormBytes, field: "csrf_token", token: h.svc.LinkFormToken(uuid), logArgs: []any{"uuid", uuid},
+		live: func() error { _, err := h.svc.LinkPage(r.Context(), uuid, token); return err }}
+	a, ok := h.readAttempt(w, r, form, h.sandbox, func(status int, errs []string) { h.show(w, r, uuid, token, status, errs) })
+	if !ok {
 		return
-	}
-	if _, err := h.svc.LinkPage(r.Context(), uuid, token); err != nil {
-		h.fail(w, uuid, err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf_token")), []byte(h.svc.LinkFormToken(uuid))) != 1 {
-		h.renderError(w, http.StatusForbidden)
-		return
-	}
-	if e, ok := fault.As(input.Values(r.PostForm)); ok {
-		h.show(w, r, uuid, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
-		return
-	}
-	var a gateway.Attempt
-	if outcome := r.PostForm.Get("outcome"); outcome != "" {
-		if !h.sandbox {
-			h.renderError(w, http.StatusBadRequest)
-			return
-		}
-		a.Sandbox = outcome
-	} else {
-		a.Card = &gateway.Card{Name: r.PostForm.Get("cc-name"), Number: r.PostForm.Get("cc-number"),
-			Expiry: r.PostForm.Get("cc-exp"), CVC: r.PostForm.Get("cc-csc")}
 	}
 	l, err := h.svc.PayLink(r.Context(), uuid, token, a)
 	status := http.StatusOK
@@ -216,12 +173,12 @@ func (h *linkPage) pay(w http.ResponseWriter, r *http.Request, uuid, token strin
 		case ok && len(e.Fields) > 0:
 			status, errs = http.StatusUnprocessableEntity, fieldMessages(e.Fields)
 		default:
-			h.fail(w, uuid, err)
+			h.fail(w, err, "uuid", uuid)
 			return
 		}
 		pg, err := h.svc.LinkPage(r.Context(), uuid, token)
 		if err != nil {
-			h.fail(w, uuid, err)
+			h.fail(w, err, "uuid", uuid)
 			return
 		}
 		l = pg.Link
@@ -260,7 +217,7 @@ func (h *linkPage) answer(w http.ResponseWriter, status int, l gateway.Link, err
 	body, err := json.Marshal(linkAnswer{PageState: l.State(), UUID: l.UUID, RedirectURL: redirectOf(l),
 		StatusText: linkStatusText[l.State()], FailureReason: l.FailureReason, Errors: errs})
 	if err != nil {
-		h.fail(w, l.UUID, err)
+		h.fail(w, err, "uuid", l.UUID)
 		return
 	}
 	setLinkHeaders(w.Header(), nil, nil)
@@ -275,7 +232,7 @@ func (h *linkPage) serveQR(w http.ResponseWriter, r *http.Request) {
 	uuid := r.PathValue("uuid")
 	pg, err := h.svc.LinkPage(r.Context(), uuid, r.URL.Query().Get("t"))
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	if pg.QRString == "" {
@@ -283,7 +240,7 @@ func (h *linkPage) serveQR(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := writeQR(w, pg.QRString); err != nil {
-		h.fail(w, uuid, fmt.Errorf("render KHQR of payin link %s: %w", uuid, err))
+		h.fail(w, fmt.Errorf("render KHQR of payin link %s: %w", uuid, err), "uuid", uuid)
 	}
 }
 
@@ -303,54 +260,4 @@ func setLinkHeaders(h http.Header, frameAncestors, formTargets []string) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-}
-
-func (h *linkPage) fail(w http.ResponseWriter, uuid string, err error) {
-	status := http.StatusInternalServerError
-	if e, ok := fault.As(err); ok {
-		switch e.Kind {
-		case fault.NotFound:
-			status = http.StatusNotFound
-		case fault.Invalid, fault.Malformed:
-			status = http.StatusBadRequest
-		}
-	}
-	if status == http.StatusInternalServerError {
-		h.log.Error("payin link page", "uuid", uuid, "err", err)
-	}
-	h.renderError(w, status)
-}
-
-func (h *linkPage) render(w http.ResponseWriter, status int, v linkView) {
-	var page bytes.Buffer
-	if err := linkTemplates.ExecuteTemplate(&page, "link.html", v); err != nil {
-		h.log.Error("render payin link page", "err", err)
-		setPayHeaders(w.Header(), nil)
-		http.Error(w, "Something went wrong", http.StatusInternalServerError)
-		return
-	}
-	setLinkHeaders(w.Header(), v.FrameAncestors, v.formTargets)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(page.Bytes())
-}
-
-// renderError answers with the pay pages' error page, which no one may frame.
-func (h *linkPage) renderError(w http.ResponseWriter, status int) {
-	v, ok := payErrors[status]
-	if !ok {
-		v = payErrors[http.StatusInternalServerError]
-	}
-	if status == http.StatusNotFound {
-		v = payErrorView{"Payment link not found", "This payment link is not valid. Check the link the merchant gave you."}
-	}
-	var page bytes.Buffer
-	setPayHeaders(w.Header(), nil)
-	if err := payTemplates.ExecuteTemplate(&page, "pay_error.html", v); err != nil {
-		http.Error(w, "Something went wrong", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(page.Bytes())
 }

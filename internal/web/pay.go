@@ -1,12 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"crypto/subtle"
-	"embed"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -16,7 +12,6 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"payd/internal/fault"
-	"payd/internal/input"
 	"payd/internal/money"
 	"payd/internal/payin"
 )
@@ -26,14 +21,6 @@ import (
 // the uuid, is the page's only credential, so a wrong token answers exactly as
 // an unknown uuid does (404), and the page is never cached, framed or named in
 // a Referer.
-
-//go:embed templates/pay*.html
-var payTemplateFS embed.FS
-
-//go:embed assets/pay.css
-var payAssetFS embed.FS
-
-var payTemplates = template.Must(template.ParseFS(payTemplateFS, "templates/pay*.html"))
 
 const (
 	// maxPayFormBytes bounds the body of the Pay and Fail form (two short fields).
@@ -60,23 +47,23 @@ type hostedPayins interface {
 
 // payPage serves /pay/{uuid} and its QR image.
 type payPage struct {
+	hosted
 	payins hostedPayins
-	log    *slog.Logger
 	// sandbox shows the Pay and Fail buttons and accepts their POST.
 	// Production has no simulation rail: there the page only shows the payin.
 	sandbox bool
 }
 
-// mountPay mounts the hosted payment page of payins (/pay/{uuid}).
+func newPayPage(payins hostedPayins, log *slog.Logger, sandbox bool) *payPage {
+	return &payPage{hosted: newHosted(log, "pay page", payErrorView{"Payment not found", "This payment link is not valid. Check the link the merchant gave you."}),
+		payins: payins, sandbox: sandbox}
+}
+
+// mountPay mounts the hosted payment page of payins (/pay/{uuid}). Only
+// the sandbox shows the Pay and Fail buttons and accepts their POST: in
+// production the customer pays through the real rail.
 func (p *Pages) mountPay() {
-	log := p.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	// Only the sandbox shows the Pay and Fail buttons and accepts their POST:
-	// in production the customer pays through the real rail.
-	h := &payPage{payins: p.Payins, log: log, sandbox: p.Sandbox}
-	h.mount(p.mux)
+	newPayPage(p.Payins, p.Log, p.Sandbox).mount(p.mux)
 }
 
 func (h *payPage) mount(mux *http.ServeMux) {
@@ -85,7 +72,7 @@ func (h *payPage) mount(mux *http.ServeMux) {
 	mux.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, http.StatusNotFound)
 	})
-	mux.HandleFunc("GET /assets/pay.css", servePayCSS)
+	mux.HandleFunc("GET /assets/pay.css", serveAsset("assets/pay.css"))
 }
 
 // allowed is the Allow header of the page: the buttons' POST only in the sandbox.
@@ -113,7 +100,7 @@ func (h *payPage) show(w http.ResponseWriter, r *http.Request) {
 	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
 	pi, err := h.payins.Hosted(r.Context(), uuid, token)
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	h.renderPage(w, http.StatusOK, h.view(pi, token))
@@ -124,20 +111,12 @@ func (h *payPage) show(w http.ResponseWriter, r *http.Request) {
 // a page on another site cannot post it without knowing the secret link.
 func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
 	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
-	r.Body = http.MaxBytesReader(w, r.Body, maxPayFormBytes)
-	if err := r.ParseForm(); err != nil {
-		h.renderError(w, http.StatusBadRequest)
+	invalid, ok := h.readForm(w, r, hostedForm{maxBytes: maxPayFormBytes, field: "t", token: token, logArgs: []any{"uuid", uuid},
+		live: func() error { _, err := h.payins.Hosted(r.Context(), uuid, token); return err }})
+	if !ok {
 		return
 	}
-	if _, err := h.payins.Hosted(r.Context(), uuid, token); err != nil {
-		h.fail(w, uuid, err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("t")), []byte(token)) != 1 {
-		h.renderError(w, http.StatusForbidden)
-		return
-	}
-	if input.Values(r.PostForm) != nil {
+	if invalid != nil {
 		h.renderError(w, http.StatusUnprocessableEntity)
 		return
 	}
@@ -148,7 +127,7 @@ func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	h.finish(w, r, pi, token)
@@ -160,7 +139,7 @@ func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
 func (h *payPage) settled(w http.ResponseWriter, r *http.Request, uuid, token, outcome string) {
 	pi, err := h.payins.Hosted(r.Context(), uuid, token)
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	if pi.Status == outcomeStatus[outcome] {
@@ -213,7 +192,7 @@ func (h *payPage) serveQR(w http.ResponseWriter, r *http.Request) {
 	uuid, token := r.PathValue("uuid"), r.URL.Query().Get("t")
 	pi, err := h.payins.Hosted(r.Context(), uuid, token)
 	if err != nil {
-		h.fail(w, uuid, err)
+		h.fail(w, err, "uuid", uuid)
 		return
 	}
 	text := payQRString(pi)
@@ -222,7 +201,7 @@ func (h *payPage) serveQR(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := writeQR(w, text); err != nil {
-		h.fail(w, uuid, fmt.Errorf("render QR of payin %s: %w", uuid, err))
+		h.fail(w, fmt.Errorf("render QR of payin %s: %w", uuid, err), "uuid", uuid)
 	}
 }
 
@@ -336,64 +315,6 @@ func setPayHeaders(h http.Header, formTargets []string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 }
 
-// fail answers an error of the payin service: the page of its kind, and a
-// log line for what the customer cannot act on.
-func (h *payPage) fail(w http.ResponseWriter, uuid string, err error) {
-	status := http.StatusInternalServerError
-	if e, ok := fault.As(err); ok {
-		switch e.Kind {
-		case fault.NotFound:
-			status = http.StatusNotFound
-		case fault.Invalid, fault.Malformed:
-			status = http.StatusBadRequest
-		}
-	}
-	if status == http.StatusInternalServerError {
-		h.log.Error("pay page", "uuid", uuid, "err", err)
-	}
-	h.renderError(w, status)
-}
-
-// payErrorView is what templates/pay_error.html shows.
-type payErrorView struct {
-	Title, Message string
-}
-
-var payErrors = map[int]payErrorView{
-	http.StatusBadRequest:          {"Request not understood", "Go back to the payment page and try again."},
-	http.StatusForbidden:           {"Form out of date", "Reload the payment page and try again."},
-	http.StatusUnprocessableEntity: {"Request not understood", "The form held characters it cannot hold. Go back to the payment page and try again."},
-	http.StatusNotFound:            {"Payment not found", "This payment link is not valid. Check the link the merchant gave you."},
-	http.StatusMethodNotAllowed:    {"Method not allowed", "This page cannot be used that way."},
-	http.StatusInternalServerError: {"Something went wrong", "Try again in a moment."},
-}
-
 func (h *payPage) renderPage(w http.ResponseWriter, status int, v payView) {
-	h.render(w, status, "pay.html", v, v.formTargets)
-}
-
-func (h *payPage) renderError(w http.ResponseWriter, status int) {
-	h.render(w, status, "pay_error.html", payErrors[status], nil)
-}
-
-// render executes the template fully before it writes, so a template error
-// is a clean 500 and not half a page.
-func (h *payPage) render(w http.ResponseWriter, status int, name string, data any, formTargets []string) {
-	var page bytes.Buffer
-	setPayHeaders(w.Header(), formTargets)
-	if err := payTemplates.ExecuteTemplate(&page, name, data); err != nil {
-		h.log.Error("render pay page", "template", name, "err", err)
-		http.Error(w, "Something went wrong", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(page.Bytes())
-}
-
-// servePayCSS serves the pages' stylesheet.
-func servePayCSS(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeFileFS(w, r, payAssetFS, "assets/pay.css")
+	h.render(w, status, "pay.html", v, func(hd http.Header) { setPayHeaders(hd, v.formTargets) })
 }

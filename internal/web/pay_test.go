@@ -116,7 +116,7 @@ func settledAs(pi payin.Payin, status payin.Status) payin.Payin {
 // servePay sends one request to a pay page in the sandbox over payins.
 func servePay(payins *fakePayins, sandbox bool, method, target string, form url.Values) *http.Response {
 	mux := http.NewServeMux()
-	(&payPage{payins: payins, log: slog.New(slog.DiscardHandler), sandbox: sandbox}).mount(mux)
+	newPayPage(payins, slog.New(slog.DiscardHandler), sandbox).mount(mux)
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -218,7 +218,7 @@ func TestPayPage(t *testing.T) {
 		{name: "POST with a wrong link token", payins: newFakePayins(gcash(id, true)), method: "POST", target: "/pay/" + id + "?t=tok-other",
 			form: payForm("completed", "tok-other"), wantStatus: 404, wantFinal: payin.Pending},
 		{name: "unknown outcome", payins: newFakePayins(gcash(id, true)), method: "POST", target: page,
-			form: payForm("refunded", tok), wantStatus: 400, wantFinal: payin.Pending},
+			form: payForm("refunded", tok), wantStatus: 422, wantFinal: payin.Pending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

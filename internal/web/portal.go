@@ -89,11 +89,7 @@ func (p *Pages) mountPortal() {
 	if p.Portal.Portal == nil {
 		return
 	}
-	log := p.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	h := &portalPages{PortalDeps: p.Portal, log: log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL}
+	h := &portalPages{PortalDeps: p.Portal, log: p.log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL}
 	m := p.mux
 	m.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
 	m.HandleFunc("GET /portal/login", h.loginForm)
@@ -130,9 +126,8 @@ func (p *Pages) mountPortal() {
 	})
 }
 
-// headers are every portal answer's security headers.
-func portalHeaders(w http.ResponseWriter) {
-	h := w.Header()
+// portalHeaders are every portal answer's security headers.
+func portalHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' data:; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -141,12 +136,13 @@ func portalHeaders(w http.ResponseWriter) {
 }
 
 func (h *portalPages) render(w http.ResponseWriter, r *http.Request, status int, name string, page portalPage) {
-	portalHeaders(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	if err := portalTemplates.ExecuteTemplate(w, name, page); err != nil {
-		h.log.Error("render portal page", "page", name, "err", err)
-	}
+	writePage(w, h.log, portalTemplates, name, status, page, portalHeaders)
+}
+
+// redirect answers a form with 303 to the page at to.
+func (h *portalPages) redirect(w http.ResponseWriter, r *http.Request, to string) {
+	portalHeaders(w.Header())
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // client is the request's address, for the audit log.
@@ -192,8 +188,7 @@ func (h *portalPages) signedIn(next sessionHandler) http.HandlerFunc {
 }
 
 func (h *portalPages) toLogin(w http.ResponseWriter, r *http.Request) {
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/login", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/login")
 }
 
 func (h *portalPages) page(s portal.Session, title string, data any) portalPage {
@@ -202,27 +197,13 @@ func (h *portalPages) page(s portal.Session, title string, data any) portalPage 
 		CanCreate: u.Role == merchant.Admin || u.Role == merchant.Finance}
 }
 
-// fail answers a domain error as a page with its status.
+// fail answers a domain error as a page with its status (fault.StatusOf).
 func (h *portalPages) fail(w http.ResponseWriter, r *http.Request, s portal.Session, err error) {
-	status, msg := http.StatusInternalServerError, "Something went wrong; try again."
+	status, msg := fault.StatusOf(err), "Something went wrong; try again."
 	if e, ok := fault.As(err); ok {
 		msg = e.Message
 		for k, v := range e.Fields {
 			msg += " (" + k + ": " + v + ")"
-		}
-		switch e.Kind {
-		case fault.Invalid, fault.Malformed:
-			status = http.StatusUnprocessableEntity
-		case fault.NotFound:
-			status = http.StatusNotFound
-		case fault.Conflict:
-			status = http.StatusConflict
-		case fault.Forbidden:
-			status = http.StatusForbidden
-		case fault.Unauthenticated:
-			status = http.StatusUnauthorized
-		case fault.RateLimited:
-			status = http.StatusTooManyRequests
 		}
 	} else {
 		h.log.Error("portal", "path", r.URL.Path, "err", err)
@@ -278,8 +259,7 @@ func (h *portalPages) login(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.Token, Path: "/portal/", HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode})
 	http.SetCookie(w, &http.Cookie{Name: loginCSRFCookie, Value: "", Path: "/portal/", MaxAge: -1})
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/")
 }
 
 func (h *portalPages) logout(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -288,8 +268,7 @@ func (h *portalPages) logout(w http.ResponseWriter, r *http.Request, s portal.Se
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/portal/", MaxAge: -1, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode})
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/login", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/login")
 }
 
 // balanceRow is one currency on the balances page.
@@ -446,8 +425,7 @@ func (h *portalPages) decide(approve bool) sessionHandler {
 		if !approve {
 			done = "rejected"
 		}
-		portalHeaders(w)
-		http.Redirect(w, r, "/portal/payouts/"+url.PathEscape(uuid)+"?done="+done, http.StatusSeeOther)
+		h.redirect(w, r, "/portal/payouts/"+url.PathEscape(uuid)+"?done="+done)
 	}
 }
 
@@ -497,8 +475,7 @@ func (h *portalPages) createPayout(w http.ResponseWriter, r *http.Request, s por
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/payouts/"+url.PathEscape(po.UUID), http.StatusSeeOther)
+	h.redirect(w, r, "/portal/payouts/"+url.PathEscape(po.UUID))
 }
 
 func (h *portalPages) settlements(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -622,8 +599,7 @@ func (h *portalPages) resend(w http.ResponseWriter, r *http.Request, s portal.Se
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/developers")
 }
 
 // setEmbedOrigins replaces the origins that may frame the merchant's
@@ -648,8 +624,7 @@ func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s 
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/developers")
 }
 
 func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -684,8 +659,7 @@ func (h *portalPages) revokeApp(w http.ResponseWriter, r *http.Request, s portal
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/developers")
 }
 
 func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -701,8 +675,7 @@ func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s por
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/developers", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/developers")
 }
 
 func (h *portalPages) users(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -732,8 +705,7 @@ func (h *portalPages) setRole(w http.ResponseWriter, r *http.Request, s portal.S
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/users", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/users")
 }
 
 func (h *portalPages) disableUser(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -741,8 +713,7 @@ func (h *portalPages) disableUser(w http.ResponseWriter, r *http.Request, s port
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/users", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/users")
 }
 
 // The invitation link: the token is its only credential, and the form
@@ -766,8 +737,7 @@ func (h *portalPages) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, portal.Session{}, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/login", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/login")
 }
 
 func (h *portalPages) totpPage(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -794,8 +764,7 @@ func (h *portalPages) confirmTOTP(w http.ResponseWriter, r *http.Request, s port
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/account/totp", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/account/totp")
 }
 
 func (h *portalPages) disableTOTP(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -803,8 +772,7 @@ func (h *portalPages) disableTOTP(w http.ResponseWriter, r *http.Request, s port
 		h.fail(w, r, s, err)
 		return
 	}
-	portalHeaders(w)
-	http.Redirect(w, r, "/portal/account/totp", http.StatusSeeOther)
+	h.redirect(w, r, "/portal/account/totp")
 }
 
 func (h *portalPages) audit(w http.ResponseWriter, r *http.Request, s portal.Session) {

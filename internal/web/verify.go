@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"embed"
 	"html/template"
 	"net/http"
@@ -54,7 +53,7 @@ func (p *Pages) verifyFailed(w http.ResponseWriter, r *http.Request, err error) 
 		return
 	}
 	id := w.Header().Get("X-Request-Id")
-	p.Log.Error("verification page", "request_id", id, "method", r.Method, "err", err)
+	p.log.Error("verification page", "request_id", id, "method", r.Method, "err", err)
 	p.renderVerify(w, http.StatusInternalServerError, "verify_error.html", id)
 }
 
@@ -62,19 +61,13 @@ func (p *Pages) verifyFailed(w http.ResponseWriter, r *http.Request, err error) 
 // carries: no framing, no scripts or styles from elsewhere, no caching and no
 // Referer (the URL holds the link's secret).
 func (p *Pages) renderVerify(w http.ResponseWriter, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := verifyTemplates.ExecuteTemplate(&buf, name, data); err != nil {
-		p.Log.Error("render verification page", "page", name, "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
+	writePage(w, p.log, verifyTemplates, name, status, data, setVerifyHeaders)
+}
+
+func setVerifyHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'self'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
 }

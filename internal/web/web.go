@@ -6,7 +6,6 @@
 package web
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -37,12 +36,13 @@ type Deps struct {
 // Pages serves every browser-facing path (outside /api).
 type Pages struct {
 	Deps
+	log *slog.Logger
 	mux *http.ServeMux
 }
 
 // New returns the pages handler with every page mounted.
 func New(d Deps) *Pages {
-	p := &Pages{Deps: d, mux: http.NewServeMux()}
+	p := &Pages{Deps: d, log: orDiscard(d.Log), mux: http.NewServeMux()}
 	p.mountVerify()
 	p.mountPay()
 	p.mountPortal()
@@ -60,7 +60,7 @@ var Prefixes = []string{"/pay/", "/verify/", "/assets/", "/portal/", "/checkout/
 // where each page parses its own.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := p.checkRequest(r); err != nil {
-		refuse(w, r, err)
+		p.refuse(w, r, err)
 		return
 	}
 	p.mux.ServeHTTP(w, r)
@@ -99,25 +99,15 @@ func wildcardAt(pattern, path string) (name, segment string) {
 
 // refuse answers a request the input rule refused with the error page of
 // the pages its path belongs to: the portal's, or the hosted pages'.
-func refuse(w http.ResponseWriter, r *http.Request, err error) {
+func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	msg := err.Error()
 	if e, ok := fault.As(err); ok {
 		msg = e.Message
 	}
-	var page bytes.Buffer
-	var execErr error
+	status := fault.StatusOf(err)
 	if strings.HasPrefix(r.URL.Path, "/portal/") {
-		portalHeaders(w)
-		execErr = portalTemplates.ExecuteTemplate(&page, "message", portalPage{Title: "Request not understood", Data: msg})
-	} else {
-		setPayHeaders(w.Header(), nil)
-		execErr = payTemplates.ExecuteTemplate(&page, "pay_error.html", payErrorView{"Request not understood", "The link is damaged: " + msg + "."})
-	}
-	if execErr != nil {
-		http.Error(w, "Request not understood", http.StatusUnprocessableEntity)
+		writePage(w, p.log, portalTemplates, "message", status, portalPage{Title: "Request not understood", Data: msg}, portalHeaders)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(http.StatusUnprocessableEntity)
-	w.Write(page.Bytes())
+	writePage(w, p.log, hostedTemplates, "pay_error.html", status, payErrorView{"Request not understood", "The link is damaged: " + msg + "."}, strictHeaders)
 }
