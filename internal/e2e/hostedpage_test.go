@@ -28,9 +28,13 @@ const chromiumPath = "/usr/bin/chromium"
 const browserStepTimeout = 15 * time.Second
 
 // newAllocator prepares headless Chromium for the test, or skips the test
-// where Chromium is not installed.
+// where Chromium is not installed, and in the fast loop (-short): a browser
+// costs seconds of CPU to start.
 func newAllocator(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives Chromium")
+	}
 	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("CI") == "true" {
 		t.Fatalf("CI runs the browser tests: %v", err)
 	} else if err != nil {
