@@ -1,24 +1,3 @@
-// Package job is payd's durable work queue, kept in the same database as
-// everything else so that work is enqueued in the transaction that makes it
-// necessary: if that transaction rolls back, the job never existed.
-//
-// A job runs inside the transaction that claims it, and is deleted by that
-// same transaction: its effect and its completion commit together, so a job
-// whose handler only touches the database takes effect exactly once, however
-// processes crash. On PostgreSQL, several processes share the queue
-// (FOR UPDATE SKIP LOCKED); a job is never run by two at once.
-//
-// A job belongs to the merchant whose clock it runs on (Options.ClockOf; none
-// for a job on the real clock), and the queue is keyed by that merchant
-// (jobs.merchant_id, empty for none): on Citus a merchant's jobs live on its
-// shard, so enqueuing and running one stays on that shard. On PostgreSQL and
-// Citus a worker first learns which merchants have due jobs, then claims and
-// runs each merchant's in a transaction of its own (runAcross, a few
-// merchants side by side), in that merchant's store lane
-// (store.MerchantLane): its jobs are group-committed with its requests
-// instead of taking turns with them on its balance rows (a batch of payout
-// outcomes and new payouts on the same account), and on Citus, which cannot
-// lock rows of a query across shards, each claim stays on one shard.
 package job
 
 import (

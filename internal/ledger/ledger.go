@@ -1,9 +1,3 @@
-// Package ledger is the only code that writes balances. Every movement of
-// money is a journal entry whose postings sum to zero per currency; each
-// posting changes one bucket of one account. Merchant-facing buckets
-// (available, incoming, outgoing, rolling_reserve) never go below zero unless
-// the movement says so; the counterpart buckets (external: money that came
-// from or went to the outside world; fees: the platform's revenue) may.
 package ledger
 
 import (

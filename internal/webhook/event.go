@@ -1,9 +1,3 @@
-// Package webhook is the one way payd notifies merchants. Services call Emit
-// inside the transaction that changes state, which writes the event to an
-// outbox table: if the transaction rolls back, the event never existed; if it
-// commits, the dispatcher delivers it at least once, retrying on the
-// contract's schedule, signing every attempt (Standard Webhooks) and logging
-// each one for GET /v2/webhooks/deliveries.
 package webhook
 
 import (
