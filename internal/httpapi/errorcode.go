@@ -71,6 +71,7 @@ var errorCodes = []errorCode{
 	{payin.CodeNotRefundable, http.StatusUnprocessableEntity, "Payins of this method cannot be refunded."},
 	{payin.CodeNotCancellable, http.StatusUnprocessableEntity, "Payins of this method cannot be cancelled."},
 	{payin.CodeOTPInvalid, http.StatusBadRequest, "The OTP is wrong, or the payin is not waiting for one."},
+	{fault.CodeValidation, http.StatusBadRequest, "uuid or code is missing: the OTP confirmation answers it with 400, as it answers a wrong code (CONTRACT §4)."},
 	{payout.CodeMixedAddressing, http.StatusUnprocessableEntity, "A v1 batch mixes PayID and BSB addressing; nothing was created."},
 	{payid.CodeDeregistered, http.StatusUnprocessableEntity, "The PayID is deregistered: its request was paid, cancelled or expired."},
 	{gateway.CodeCardsUnavailable, http.StatusUnprocessableEntity, "Card payments are not configured on this deployment."},
@@ -87,6 +88,15 @@ func lookupCode(code string) errorCode {
 	return errorCodes[i]
 }
 
+// lookupCodeStatus is the catalog's entry for code answered with status.
+func lookupCodeStatus(code string, status int) errorCode {
+	i := slices.IndexFunc(errorCodes, func(e errorCode) bool { return e.code == code && e.status == status })
+	if i < 0 {
+		panic("httpapi: error code " + code + " is not in errorCodes with status " + http.StatusText(status))
+	}
+	return errorCodes[i]
+}
+
 // routeErrors are the errors a route may answer, by status: its own codes,
 // and those every route of its kind shares (authentication and its
 // throttle, reading and validating parameters and bodies, idempotency,
@@ -99,6 +109,9 @@ func routeErrors(rt route) map[int][]errorCode {
 		}
 	}
 	include(rt.codes...)
+	if slices.Contains(rt.codes, payin.CodeOTPInvalid) {
+		all = append(all, lookupCodeStatus(fault.CodeValidation, http.StatusBadRequest))
+	}
 	if rt.auth != authNone {
 		include(fault.CodeRequireLogin, fault.CodeRateLimited)
 	}
