@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"payd/internal/merchant"
+	"payd/internal/store/storetest"
 )
 
 // controlValues are the characters CONTRACT §24 refuses in any string: a
@@ -194,4 +195,18 @@ func TestControlCharactersAreRefused(t *testing.T) {
 			t.Errorf("refused requests wrote rows: %v", changed)
 		}
 	})
+}
+
+// TestWrongTypeNamesTheIndex: a member of the wrong JSON type inside an
+// array is named with its index, as every other refusal names it
+// (payout_transaction_details[1].amount, not payout_transaction_details.amount).
+func TestWrongTypeNamesTheIndex(t *testing.T) {
+	t.Parallel()
+	p := start(t, storetest.SQLiteDSN(t))
+	aud := p.merchant("AUD")["AUD"]
+	body := `{"currency":"AUD","payout_method_name":"au_bank_aud","description":"two","payout_transaction_details":[` +
+		`{"first_name":"A","last_name":"B","amount":"1.00","payout_method_params":{}},` +
+		`{"first_name":"C","last_name":"D","amount":{"value":1},"payout_method_params":{}}]}`
+	r := p.do(req{method: "POST", path: "/v2/payouts", as: &aud, body: body, fuzzed: true})
+	wantError(t, r, 400, "WRONG_TYPE", "payout_transaction_details[1].amount")
 }

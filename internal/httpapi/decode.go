@@ -79,10 +79,7 @@ func jsonError(body []byte, err error) error {
 		if typeErr.Field == "" {
 			return fault.New(fault.Malformed, codeWrongType, "the body must be a JSON object")
 		}
-		name := typeErr.Field
-		if p, ok := input.PathAt(body, typeErr.Offset); ok {
-			name = p
-		}
+		name := indexedName(body, typeErr)
 		e := fault.New(fault.Malformed, codeWrongType, "%s %s", name, expected(typeErr.Type))
 		e.Fields = map[string]string{name: expected(typeErr.Type)}
 		return e
@@ -91,6 +88,25 @@ func jsonError(body []byte, err error) error {
 	default:
 		return bodyReadError(err)
 	}
+}
+
+// indexedName names the member a type error is about with its array
+// indexes: the value where the error points or, for a type's own
+// UnmarshalJSON (which leaves no offset), the first of the member's
+// values that does not decode.
+func indexedName(body []byte, typeErr *json.UnmarshalTypeError) string {
+	if p, ok := input.PathAt(body, typeErr.Offset); ok && input.Unindexed(p) == typeErr.Field {
+		return p
+	}
+	if typeErr.Type == nil {
+		return typeErr.Field
+	}
+	for _, v := range input.Find(body, typeErr.Field) {
+		if json.Unmarshal(v.Raw, reflect.New(typeErr.Type).Interface()) != nil {
+			return v.Path
+		}
+	}
+	return typeErr.Field
 }
 
 var (

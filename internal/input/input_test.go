@@ -142,3 +142,14 @@ func TestPathAt(t *testing.T) {
 		})
 	}
 }
+
+func TestFind(t *testing.T) {
+	doc := []byte(`{"d":[{"amount":"1.00"},{"amount":{"v":1}}],"amount":2}`)
+	got := Find(doc, "d.amount")
+	if len(got) != 2 || got[0].Path != "d[0].amount" || got[1].Path != "d[1].amount" || string(got[1].Raw) != `{"v":1}` {
+		t.Errorf("Find = %+v", got)
+	}
+	if got := Unindexed("a[1].b[20].c"); got != "a.b.c" {
+		t.Errorf("Unindexed = %q", got)
+	}
+}

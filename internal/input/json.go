@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"payd/internal/fault"
 )
@@ -48,6 +49,77 @@ func PathAt(doc []byte, offset int64) (path string, ok bool) {
 		return nil
 	})
 	return path, errors.Is(err, errFound)
+}
+
+// Value is one value of a document, where it is and its JSON text.
+type Value struct {
+	Path string
+	Raw  json.RawMessage
+}
+
+// Find returns the values of doc whose paths, without their array indexes
+// (Unindexed), are field: where encoding/json's UnmarshalTypeError from a
+// type's own UnmarshalJSON points, which names the member but not which
+// element of an array held it.
+func Find(doc []byte, field string) []Value {
+	var out []Value
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	_ = find(dec, "", field, &out)
+	return out
+}
+
+func find(dec *json.Decoder, path, field string, out *[]Value) error {
+	if path != "" && Unindexed(path) == field {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		*out = append(*out, Value{Path: path, Raw: raw})
+		return nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := tok.(string)
+			if err := find(dec, join(path, key), field, out); err != nil {
+				return err
+			}
+		}
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := find(dec, orBody(path)+"["+strconv.Itoa(i)+"]", field, out); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// Unindexed is path without its array indexes: a[1].b[0].c is a.b.c.
+func Unindexed(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if path[i] == '[' {
+			for i < len(path) && path[i] != ']' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(path[i])
+	}
+	return b.String()
 }
 
 // visit sees each value of a document: its path, its first token (a string,
