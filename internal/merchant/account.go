@@ -123,20 +123,15 @@ func AccountByCurrency(ctx context.Context, q store.Querier, merchantID string, 
 }
 
 // SendAccountByCurrency is AccountByCurrency sent with tx's next statement
-// that goes to the server (store.Tx.SendQuery), for a caller that knows the
-// account's id already and needs the rest only later: *dst and *found are
-// set once that statement has returned. On SQLite it reads at once.
-func SendAccountByCurrency(ctx context.Context, tx *store.Tx, merchantID string, kind AccountKind, currency string, dst *Account, found *bool) error {
-	*found = false
-	err := tx.SendQuery(ctx, accountByCurrency, []any{merchantID, string(kind), currency}, func(row store.Row) error {
-		a, err := scanAccount(row)
-		*dst, *found = a, err == nil
-		return err
-	})
+// that goes to the server (store.SendQuery), for a caller that knows the
+// account's id already and needs the rest only later: the Pending holds
+// the account, or none, once that statement has returned.
+func SendAccountByCurrency(ctx context.Context, tx *store.Tx, merchantID string, kind AccountKind, currency string) (*store.Pending[[]Account], error) {
+	p, err := store.SendQuery(ctx, tx, accountByCurrency, []any{merchantID, string(kind), currency}, scanAccount)
 	if err != nil {
-		return fmt.Errorf("%s account: %w", currency, err)
+		return nil, fmt.Errorf("%s account: %w", currency, err)
 	}
-	return nil
+	return p, nil
 }
 
 // AccountUpdate changes account settings; nil members stay as they are.

@@ -33,11 +33,11 @@ func (c Clock) Of(p Principal) time.Time { return c.At(p.ClockOffset) }
 // offsetQuery reads a merchant's clock offset, in milliseconds.
 const offsetQuery = `SELECT clock_offset_ms FROM merchants WHERE id = $1`
 
-// SendOffset reads merchantID's clock offset in milliseconds into *millis
-// with the next statement that goes to the server (store.Tx.SendRow), for
-// a caller that reads it with other rows; At turns it into the time.
-func (c Clock) SendOffset(ctx context.Context, tx *store.Tx, merchantID string, millis *int64) error {
-	return tx.SendRow(ctx, offsetQuery, []any{merchantID}, millis)
+// SendOffset reads merchantID's clock offset in milliseconds with the next
+// statement that goes to the server (store.SendValue), for a caller that
+// reads it with other rows; At turns it into the time.
+func (c Clock) SendOffset(ctx context.Context, tx *store.Tx, merchantID string) (*store.Pending[int64], error) {
+	return store.SendValue[int64](ctx, tx, offsetQuery, merchantID)
 }
 
 // Read is the time on merchantID's clock, read from q, for work that is not

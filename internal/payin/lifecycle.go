@@ -102,8 +102,8 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 	// The account's reserve rate is read with the post below, not in a
 	// round trip of its own: only the payin's update, after the post,
 	// needs it.
-	var reserveBPS int64
-	if err := tx.SendRow(ctx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, []any{r.accountID, r.merchantID}, &reserveBPS); err != nil {
+	sentReserve, err := store.SendValue[int64](ctx, tx, `SELECT reserve_bps FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID)
+	if err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.paid = paid
@@ -123,6 +123,10 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 		return err
 	}
 	if err := tx.ReadSent(ctx); err != nil {
+		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
+	}
+	reserveBPS, err := sentReserve.Get()
+	if err != nil {
 		return fmt.Errorf("receive payin %s: %w", r.uuid, err)
 	}
 	r.reserve = money.Percent(paid-r.fee, reserveBPS)
@@ -164,9 +168,9 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 		return err
 	}
 	// The reserve period is read with the post, not in a round trip of its own.
-	var days int
+	var sentDays *store.Pending[int]
 	if r.reserve > 0 {
-		if err := tx.SendRow(ctx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, []any{r.accountID, r.merchantID}, &days); err != nil {
+		if sentDays, err = store.SendValue[int](ctx, tx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID); err != nil {
 			return err
 		}
 	}
@@ -186,6 +190,10 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 		return nil
 	}
 	if err := tx.ReadSent(ctx); err != nil {
+		return err
+	}
+	days, err := sentDays.Get()
+	if err != nil {
 		return err
 	}
 	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})

@@ -164,17 +164,30 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, rw row, now time.Time
 // changed since the caller authenticated), checks that the method is enabled
 // on it, and moves the payout's amounts and fees from its available balance
 // to outgoing. The principal carries the account's id, so the read goes to
-// the server with the post instead of in a round trip of its own; a method
-// that is not enabled is still refused before funds that are not there.
+// the server with the post instead of in a round trip of its own, and is
+// used only once the post has returned (ReadSent then sends nothing more,
+// unless the post was refused before it ran); a method that is not enabled
+// is still refused before funds that are not there.
 func (s *Service) holdFunds(ctx context.Context, tx *store.Tx, p merchant.Principal, currency string, c checked, now time.Time) (merchant.Account, error) {
 	var acc merchant.Account
-	var found bool
-	if err := merchant.SendAccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency, &acc, &found); err != nil {
+	sent, err := merchant.SendAccountByCurrency(ctx, tx, p.MerchantID, merchant.Payments, currency)
+	if err != nil {
 		return acc, err
 	}
 	held := s.hold(ctx, tx, p.MerchantID, p.AccountID, currency, c, now)
 	if _, refused := fault.As(held); held != nil && !refused {
 		return acc, held
+	}
+	if err := tx.ReadSent(ctx); err != nil {
+		return acc, err
+	}
+	accounts, err := sent.Get()
+	if err != nil {
+		return acc, err
+	}
+	found := len(accounts) > 0
+	if found {
+		acc = accounts[0]
 	}
 	switch {
 	case !found:

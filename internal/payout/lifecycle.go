@@ -104,39 +104,52 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) erro
 		WHERE p.id = (`+ofTransaction+`) AND p.merchant_id = $2`, o.Key, o.MerchantID); err != nil {
 		return err
 	}
-	var r row
-	var t txRow
-	found := false
-	var othersPending int
-	var offset int64
-	if err := tx.SendQuery(ctx, `SELECT `+rowColumns+` FROM payouts WHERE id = (`+ofTransaction+`) AND merchant_id = $2`+s.db.ForUpdate(),
-		[]any{o.Key, o.MerchantID}, func(row store.Row) (err error) {
-			r, err = scanRow(row)
-			found = err == nil
-			return err
-		}); err != nil {
+	sentPayout, err := store.SendQuery(ctx, tx, `SELECT `+rowColumns+` FROM payouts WHERE id = (`+ofTransaction+`) AND merchant_id = $2`+s.db.ForUpdate(),
+		[]any{o.Key, o.MerchantID}, scanRow)
+	if err != nil {
 		return err
 	}
-	if err := tx.SendQuery(ctx, `SELECT `+txColumns+` FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`,
-		[]any{o.Key, o.MerchantID}, func(row store.Row) (err error) {
-			t, err = scanTransaction(row)
-			return err
-		}); err != nil {
+	sentTx, err := store.SendQuery(ctx, tx, `SELECT `+txColumns+` FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`,
+		[]any{o.Key, o.MerchantID}, scanTransaction)
+	if err != nil {
 		return err
 	}
-	if err := tx.SendRow(ctx, `SELECT count(*) FROM payout_transactions
+	sentOthers, err := store.SendValue[int](ctx, tx, `SELECT count(*) FROM payout_transactions
 		WHERE payout_id = (`+ofTransaction+`) AND merchant_id = $2 AND status = $3 AND uuid <> $1`,
-		[]any{o.Key, o.MerchantID, string(TxPending)}, &othersPending); err != nil {
+		o.Key, o.MerchantID, string(TxPending))
+	if err != nil {
 		return err
 	}
-	if err := s.clock.SendOffset(ctx, tx, o.MerchantID, &offset); err != nil {
+	sentOffset, err := s.clock.SendOffset(ctx, tx, o.MerchantID)
+	if err != nil {
 		return err
 	}
 	if err := tx.ReadSent(ctx); err != nil {
 		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
-	if !found {
+	payouts, err := sentPayout.Get()
+	if err != nil {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
+	}
+	if len(payouts) == 0 {
 		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, sql.ErrNoRows)
+	}
+	r := payouts[0]
+	txs, err := sentTx.Get()
+	if err != nil {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
+	}
+	var t txRow
+	if len(txs) > 0 {
+		t = txs[0]
+	}
+	othersPending, err := sentOthers.Get()
+	if err != nil {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
+	}
+	offset, err := sentOffset.Get()
+	if err != nil {
+		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
 	if t.status != TxPending {
 		return nil

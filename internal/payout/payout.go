@@ -240,33 +240,31 @@ func sendAccountLock(ctx context.Context, tx *store.Tx, merchantID, uuid string)
 // payout or its transactions takes that lock first. The payout and its
 // transactions are read in one round trip.
 func (s *Service) lock(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, error) {
-	var r row
-	found := false
-	if err := tx.SendQuery(ctx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`+s.db.ForUpdate(),
-		[]any{uuid, merchantID}, func(row store.Row) (err error) {
-			r, err = scanRow(row)
-			found = err == nil
-			return err
-		}); err != nil {
+	sentPayout, err := store.SendQuery(ctx, tx, `SELECT `+rowColumns+` FROM payouts WHERE uuid = $1 AND merchant_id = $2`+s.db.ForUpdate(),
+		[]any{uuid, merchantID}, scanRow)
+	if err != nil {
 		return row{}, err
 	}
-	var txs []txRow
-	if err := tx.SendQuery(ctx, `SELECT `+txColumns+` FROM payout_transactions
+	sentTxs, err := store.SendQuery(ctx, tx, `SELECT `+txColumns+` FROM payout_transactions
 		WHERE payout_id = (SELECT id FROM payouts WHERE uuid = $1 AND merchant_id = $2) AND merchant_id = $2 ORDER BY seq`,
-		[]any{uuid, merchantID}, func(row store.Row) error {
-			t, err := scanTransaction(row)
-			txs = append(txs, t)
-			return err
-		}); err != nil {
+		[]any{uuid, merchantID}, scanTransaction)
+	if err != nil {
 		return row{}, err
 	}
 	if err := tx.ReadSent(ctx); err != nil {
 		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
 	}
-	if !found {
+	payouts, err := sentPayout.Get()
+	if err != nil {
+		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
+	}
+	if len(payouts) == 0 {
 		return row{}, notFound(uuid)
 	}
-	r.txs = txs
+	r := payouts[0]
+	if r.txs, err = sentTxs.Get(); err != nil {
+		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
+	}
 	return r, nil
 }
 

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,11 +21,14 @@ import (
 // flush serves many transactions.
 //
 // On SQLite every write goes through one lane (SQLite has one writer anyway).
-// As before batching, a transaction must never start another from inside
-// itself: it would wait for a writer (or lane) that is waiting for it.
 // On PostgreSQL, transactions run in parallel on the pool unless their
 // context names a lane (WithLane), which callers use for work that contends
 // on the same rows, such as receipts into one account.
+//
+// A transaction must never start another of its lane from inside itself
+// (on SQLite, any other): the lane's goroutine runs the first, so the
+// second would wait for a writer that is waiting for it. Do finds such a
+// transaction and refuses it with ErrNested.
 
 // maxBatch bounds the transactions of one group commit.
 const maxBatch = 64
@@ -51,6 +56,17 @@ func LaneOf(ctx context.Context) string {
 // balance rows.
 func MerchantLane(merchantID string) string { return "merchant:" + merchantID }
 
+// ErrNested is the failure of a transaction started inside another of its
+// lane's (store.Do inside the function of a store.Do of the same DB; on
+// SQLite, of any): the lane runs one transaction at a time, the outer one,
+// which would wait for the inner one for ever.
+var ErrNested = errors.New("a transaction was started inside another of its lane (store.Do within store.Do's function): it would wait for ever for the writer the outer one holds")
+
+// nestedAfter is how long a transaction waits for its lane, while the lane
+// runs one transaction throughout, before it asks whether that transaction
+// is its own caller (ErrNested): only a wait that long pays for asking.
+const nestedAfter = 50 * time.Millisecond
+
 // batchItem is one transaction waiting for its group commit.
 type batchItem struct {
 	ctx   context.Context
@@ -59,6 +75,9 @@ type batchItem struct {
 	err   error
 	panic any
 	tx    *Tx
+	// abandoned marks an item its submitter gave up on (ErrNested): the
+	// lane skips it.
+	abandoned atomic.Bool
 }
 
 // lanes runs group commits, one goroutine per busy lane.
@@ -72,16 +91,12 @@ type lanes struct {
 type lane struct {
 	q     chan *batchItem
 	users int
-}
-
-// laneFor returns the lane a transaction under ctx goes through, or false to
-// run it alone.
-func (db *DB) laneFor(ctx context.Context) (string, bool) {
-	if db.dialect == SQLite {
-		return "sqlite", true
-	}
-	lane, ok := ctx.Value(laneKey{}).(string)
-	return lane, ok && lane != ""
+	// goroutine is the id of the lane's goroutine, and running counts the
+	// items it has started and finished (odd while it runs one): a
+	// submitter that finds the lane in one item for long asks whether it
+	// is that goroutine itself (nested).
+	goroutine atomic.Uint64
+	running   atomic.Uint64
 }
 
 // submit queues run on lane and waits for its group commit.
@@ -101,6 +116,8 @@ func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) e
 	case l.q <- it:
 	case <-ctx.Done():
 		err = ctx.Err()
+	default: // the queue is full
+		err = l.enqueue(ctx, it)
 	}
 	db.lanes.mu.Lock()
 	l.users--
@@ -108,7 +125,9 @@ func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) e
 	if err != nil {
 		return err
 	}
-	<-it.done
+	if err := l.wait(it); err != nil {
+		return err
+	}
 	if it.panic != nil {
 		panic(it.panic)
 	}
@@ -124,9 +143,82 @@ func (db *DB) submit(ctx context.Context, name string, run func(tx *Tx) error) e
 	return nil
 }
 
+// enqueue puts it on the lane's full queue, waiting for room, unless its
+// submitter is the lane's own goroutine (nested).
+func (l *lane) enqueue(ctx context.Context, it *batchItem) error {
+	run := l.running.Load()
+	if run%2 == 1 {
+		t := time.NewTimer(nestedAfter)
+		defer t.Stop()
+		select {
+		case l.q <- it:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if l.nested(run) {
+				return ErrNested
+			}
+		}
+	}
+	select {
+	case l.q <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wait waits for it's group commit, unless its submitter is the lane's
+// own goroutine (nested): then it abandons it and returns ErrNested.
+func (l *lane) wait(it *batchItem) error {
+	run := l.running.Load()
+	if run%2 == 1 {
+		t := time.NewTimer(nestedAfter)
+		defer t.Stop()
+		select {
+		case <-it.done:
+			return nil
+		case <-t.C:
+			if l.nested(run) {
+				it.abandoned.Store(true)
+				return ErrNested
+			}
+		}
+	}
+	<-it.done
+	return nil
+}
+
+// nested reports whether the caller is the lane's goroutine, inside the
+// item it was running at run (running's count then): a transaction
+// started inside that one. It is asked only when the lane has run one item
+// all the while for nestedAfter, as a nested call's lane does, and never
+// while the lane runs no item, whose goroutine cannot be the caller.
+func (l *lane) nested(run uint64) bool {
+	return l.running.Load() == run && l.goroutine.Load() == goroutineID()
+}
+
+// goroutineID is the calling goroutine's id, from the first line of its
+// stack ("goroutine 18 [running]:"). It costs microseconds; the lane asks
+// for it only when it must (wait).
+func goroutineID() uint64 {
+	var buf [40]byte
+	n := runtime.Stack(buf[:], false)
+	var id uint64
+	for _, c := range buf[len("goroutine "):n] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
 // runLane group-commits what arrives on the lane until it stays idle with
 // no submitter on its way.
 func (db *DB) runLane(name string, l *lane) {
+	l.goroutine.Store(goroutineID())
 	timer := time.NewTimer(time.Duration(laneIdle.Load()))
 	defer timer.Stop()
 	for {
@@ -154,8 +246,8 @@ func (db *DB) runLane(name string, l *lane) {
 				break drain
 			}
 		}
-		db.commitBatch(batch)
-		db.prepareMissed(context.Background())
+		db.commitBatch(l, batch)
+		db.drv.betweenBatches(context.Background())
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -170,7 +262,7 @@ func (db *DB) runLane(name string, l *lane) {
 // commits them together. On PostgreSQL an item's savepoint goes to the
 // server with its first statement, and its queued statements (Send) with
 // its release: an item is done only once everything it sent has run.
-func (db *DB) commitBatch(batch []*batchItem) {
+func (db *DB) commitBatch(l *lane, batch []*batchItem) {
 	defer func() {
 		for _, it := range batch {
 			close(it.done)
@@ -186,17 +278,17 @@ func (db *DB) commitBatch(batch []*batchItem) {
 	}
 	defer root.end()
 	if len(batch) == 1 {
-		commitOne(ctx, root, batch[0])
+		commitOne(ctx, l, root, batch[0])
 		return
 	}
 	var committed []*batchItem
 	for i, it := range batch {
-		if it.err = it.ctx.Err(); it.err != nil {
+		if it.err = it.ctx.Err(); it.err != nil || it.abandoned.Load() {
 			continue
 		}
 		it.tx = root.share()
 		var err error
-		if it.err, err = root.inSavepoint(ctx, "gc"+strconv.Itoa(i), it.tx, func() error { return runItem(it) }); err != nil {
+		if it.err, err = root.inSavepoint(ctx, "gc"+strconv.Itoa(i), it.tx, func() error { return l.runItem(it) }); err != nil {
 			abortBatch(root, batch, err)
 			return
 		}
@@ -213,10 +305,14 @@ func (db *DB) commitBatch(batch []*batchItem) {
 
 // commitOne is commitBatch for a batch of one, which needs no savepoint:
 // on failure the whole transaction is rolled back.
-func commitOne(ctx context.Context, root *Tx, it *batchItem) {
+func commitOne(ctx context.Context, l *lane, root *Tx, it *batchItem) {
+	if it.abandoned.Load() {
+		root.rollback()
+		return
+	}
 	if it.err = it.ctx.Err(); it.err == nil {
 		it.tx = root.share()
-		it.err = it.tx.outcome(runItem(it))
+		it.err = it.tx.outcome(l.runItem(it))
 	}
 	if it.err != nil {
 		root.rollback()
@@ -238,7 +334,9 @@ func abortBatch(root *Tx, batch []*batchItem, err error) {
 
 // runItem runs one transaction's work, turning a panic into a failure of
 // that item alone (re-raised in its caller's goroutine).
-func runItem(it *batchItem) (err error) {
+func (l *lane) runItem(it *batchItem) (err error) {
+	l.running.Add(1)
+	defer l.running.Add(1)
 	defer func() {
 		if p := recover(); p != nil {
 			it.panic = p

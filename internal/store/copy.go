@@ -71,7 +71,7 @@ func Copy(ctx context.Context, src, dst *DB, opt CopyOptions) (err error) {
 		}
 	}()
 	switch {
-	case dst.citus:
+	case dst.Citus():
 		err = citusTx(ctx, out)
 	case dst.dialect == SQLite:
 		_, err = out.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`)

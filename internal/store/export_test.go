@@ -26,7 +26,7 @@ func SetLaneIdle(d time.Duration) func() {
 
 // Queued reports how many transactions wait on the lane ctx goes through.
 func (db *DB) Queued(ctx context.Context) int {
-	name, ok := db.laneFor(ctx)
+	name, ok := db.drv.lane(ctx)
 	if !ok {
 		return 0
 	}
@@ -40,7 +40,7 @@ func (db *DB) Queued(ctx context.Context) int {
 
 // CloseConn closes the connection under a PostgreSQL transaction, as
 // database/sql does with one that broke.
-func (tx *Tx) CloseConn() { tx.sess.conn.Close() }
+func (tx *Tx) CloseConn() { tx.sess.conn.(*postgresConn).conn.Close() }
 
 // SetCheckpointEvery changes how often the SQLite checkpointer of a DB
 // opened afterwards copies the log.
@@ -53,6 +53,7 @@ func SetCheckpointEvery(d time.Duration) func() {
 // the pages in the log and those copied into the database file, and how
 // many checkpoints failed, the last of them with lastErr.
 func (db *DB) Checkpointed() (logged, copied, failed int64, lastErr string) {
-	lastErr, _ = db.ckpt.lastErr.Load().(string)
-	return db.ckpt.logged.Load(), db.ckpt.copied.Load(), db.ckpt.failed.Load(), lastErr
+	ckpt := db.drv.(*sqliteDriver).ckpt
+	lastErr, _ = ckpt.lastErr.Load().(string)
+	return ckpt.logged.Load(), ckpt.copied.Load(), ckpt.failed.Load(), lastErr
 }

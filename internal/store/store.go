@@ -10,15 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 )
 
 // Dialect names the SQL database behind a DB.
@@ -29,22 +23,18 @@ const (
 	Postgres Dialect = "postgres"
 )
 
-// DB is payd's database: one write path and one read path. On SQLite the write
-// path is a single connection (SQLite has one writer; a Go-side queue is cheaper
-// than lock retries) and reads use a separate pool that never blocks it (WAL).
-// On PostgreSQL both paths are the same pool.
+// DB is payd's database: one write path and one read path, and the driver
+// of its dialect (driver.go), which every difference between the databases
+// is asked of.
 type DB struct {
 	dialect Dialect
+	drv     driver
 	write   *sql.DB
 	read    *sql.DB
 	reader  *Reader
 	lanes   lanes
-	stmts   stmtCache
-	citus   bool // a Citus coordinator (store/citus.go)
 	// migrationWait is Options.MigrationWait.
 	migrationWait func()
-	// ckpt copies SQLite's log into the database file (checkpoint.go).
-	ckpt *checkpointer
 }
 
 // Options tunes Open. The zero value is what payd serve uses.
@@ -61,8 +51,8 @@ type Options struct {
 	MigrationWait func()
 }
 
-// Open connects to dsn: "sqlite:FILE" (or a path ending in .db) for the
-// embedded store, "postgres://…" or "postgresql://…" for PostgreSQL.
+// Open connects to dsn: "sqlite:FILE" for the embedded store,
+// "postgres://…" or "postgresql://…" for PostgreSQL.
 func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	var (
 		db  *DB
@@ -70,120 +60,30 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		db, err = openPostgres(dsn, opt)
+		db, err = openPostgres(ctx, dsn, opt)
 	case strings.HasPrefix(dsn, "sqlite:"):
-		db, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"), opt)
+		db, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), opt)
 	default:
 		return nil, fmt.Errorf("database %q: want sqlite:FILE or postgres://…", redact(dsn))
 	}
 	if err != nil {
-		return nil, err
-	}
-	db.reader = &Reader{db: db, pool: db.read, stmts: map[string]*sql.Stmt{}}
-	db.migrationWait = opt.MigrationWait
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := db.write.PingContext(pingCtx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
-	}
-	if db.dialect == Postgres {
-		if db.citus, err = isCitus(pingCtx, db.write); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
-		}
 	}
 	return db, nil
 }
 
-func openPostgres(dsn string, opt Options) (*DB, error) {
-	pool, err := sql.Open("pgx", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	n := opt.MaxConns
-	if n <= 0 {
-		n = 16
-	}
-	pool.SetMaxOpenConns(n)
-	pool.SetMaxIdleConns(n)
-	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{dialect: Postgres, write: pool, read: pool, lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
+// newDB is the DB of a driver, its write path and its read path.
+func newDB(d Dialect, drv driver, write, read *sql.DB, opt Options) *DB {
+	db := &DB{dialect: d, drv: drv, write: write, read: read, lanes: lanes{queue: map[string]*lane{}}, migrationWait: opt.MigrationWait}
+	db.reader = &Reader{pool: drv.readPool()}
+	return db
 }
 
-func openSQLite(path string, opt Options) (*DB, error) {
-	if path == "" {
-		return nil, errors.New("sqlite: empty file name")
-	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
-		}
-	}
-	sync := opt.SQLiteSynchronous
-	if sync == "" {
-		sync = "FULL"
-	}
-	params := url.Values{}
-	params.Add("_pragma", "busy_timeout(10000)")
-	params.Add("_pragma", "journal_mode(WAL)")
-	params.Add("_pragma", "synchronous("+sync+")")
-	params.Add("_pragma", "foreign_keys(1)")
-	writeParams := cloneValues(params)
-	writeParams.Set("_txlock", "immediate")
-	// A group commit runs each item in a savepoint, whose sub-journal SQLite
-	// spills to a temporary file past 64 KiB: a file created, unlinked and
-	// written on most batches (7 % of payd's CPU creating payins). In memory
-	// it is bounded by the batch, which is bounded (maxBatch).
-	writeParams.Add("_pragma", "temp_store(MEMORY)")
-	writeParams.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
-	write, err := sql.Open("sqlite", sqliteURI(path, writeParams))
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite: %w", err)
-	}
-	write.SetMaxOpenConns(1)
-	write.SetMaxIdleConns(1)
-	write.SetConnMaxLifetime(0)
-	write.SetConnMaxIdleTime(0)
-
-	readParams := cloneValues(params)
-	readParams.Add("_pragma", "query_only(1)")
-	read, err := sql.Open("sqlite", sqliteURI(path, readParams))
-	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("open sqlite: %w", err)
-	}
-	n := opt.MaxConns
-	if n <= 0 {
-		n = max(4, runtime.GOMAXPROCS(0))
-	}
-	read.SetMaxOpenConns(n)
-	read.SetMaxIdleConns(n)
-	ckpt, err := sql.Open("sqlite", sqliteURI(path, params))
-	if err != nil {
-		write.Close()
-		read.Close()
-		return nil, fmt.Errorf("open sqlite: %w", err)
-	}
-	return &DB{dialect: SQLite, write: write, read: read, ckpt: startCheckpointer(ckpt), lanes: lanes{queue: map[string]*lane{}}, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}}}, nil
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := url.Values{}
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
-}
-
-// uriPath escapes what a SQLite URI filename would read otherwise: "?"
-// starts its parameters, "#" a fragment and "%" an escape, so a file
-// named with them would silently be another file.
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-
-// sqliteURI is the file: URI of path with the connection's parameters.
-func sqliteURI(path string, params url.Values) string {
-	return "file:" + uriPath.Replace(path) + "?" + params.Encode()
+// ping checks, within a bound, that a database just opened answers.
+func (db *DB) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return db.write.PingContext(ctx)
 }
 
 // dsnPassword is the password of a postgres://user:password@… DSN.
@@ -210,7 +110,7 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Citus reports whether db is the coordinator of a Citus cluster: PostgreSQL
 // whose merchant-owned tables are distributed by merchant (store/citus.go).
-func (db *DB) Citus() bool { return db.citus }
+func (db *DB) Citus() bool { return db.drv.distributed() }
 
 // Read returns the handle for reads outside a transaction.
 func (db *DB) Read() *Reader { return db.reader }
@@ -222,17 +122,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases every connection.
 func (db *DB) Close() error {
-	db.stmts.mu.Lock()
-	for _, st := range db.stmts.stmts {
-		st.Close()
-	}
-	db.stmts.stmts = map[string]*sql.Stmt{}
-	db.stmts.mu.Unlock()
-	db.reader.close()
-	var err error
-	if db.ckpt != nil {
-		err = db.ckpt.close()
-	}
+	err := db.drv.close()
 	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
@@ -240,22 +130,44 @@ func (db *DB) Close() error {
 	return err
 }
 
+// The named operations below are the dialects' differences that other
+// packages' statements and strategies need, each named for what it means
+// rather than for the database that has it.
+
 // ForUpdate is the row-locking suffix for a SELECT inside a write transaction.
 // SQLite has no row locks (its single writer already serialises), so it is empty there.
-func (db *DB) ForUpdate() string {
-	if db.dialect == Postgres {
-		return " FOR UPDATE"
-	}
-	return ""
-}
+func (db *DB) ForUpdate() string { return db.drv.rowLock("", false) }
 
-// SkipLocked is ForUpdate for queue claims: other transactions' locked rows are skipped.
-func (db *DB) SkipLocked(of string) string {
-	if db.dialect == Postgres {
-		return " FOR UPDATE OF " + of + " SKIP LOCKED"
-	}
-	return ""
-}
+// ForUpdateOf is ForUpdate for the rows of one table of the query (its
+// alias of).
+func (db *DB) ForUpdateOf(of string) string { return db.drv.rowLock(of, false) }
+
+// SkipLocked is ForUpdateOf for queue claims: other transactions' locked rows are skipped.
+func (db *DB) SkipLocked(of string) string { return db.drv.rowLock(of, true) }
+
+// OneWriter reports whether every write runs on one connection, one
+// transaction at a time, in one lane (SQLite). What contends elsewhere
+// cannot there: there is nothing to spread over slots, no lane to choose,
+// and no other process whose work to take over; and a value drawn from the
+// table (the largest plus one) is taken by no one else before the commit.
+func (db *DB) OneWriter() bool { return db.drv.oneWriter() }
+
+// Distributed reports whether merchant-owned rows are spread over nodes by
+// merchant (Citus, citus.go). A statement is routed to one merchant's node
+// only when every table it names is filtered by that merchant and no CTE of
+// it writes; one that spans merchants asks every node, and cannot lock the
+// rows it reads (SkipLockedAcross).
+func (db *DB) Distributed() bool { return db.drv.distributed() }
+
+// SkipLockedAcross is SkipLocked for a claim that spans merchants. A
+// distributed database cannot lock the rows of a query that spans nodes:
+// there it is empty, and the claim's update must check again that each row
+// is still free (RecheckAcross), so that of several claimers one wins.
+func (db *DB) SkipLockedAcross(of string) string { return db.drv.claimAcross(of) }
+
+// RecheckAcross is cond where SkipLockedAcross locks nothing (see there),
+// and empty where the claim's locks already keep the rows free.
+func (db *DB) RecheckAcross(cond string) string { return db.drv.recheckAcross(cond) }
 
 // Querier is what both the read pool (*Reader) and *Tx offer, so read
 // helpers take either.

@@ -2,28 +2,18 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
-	"syscall"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
+	"hash/fnv"
 )
 
-// Tx is one write transaction. Work that must happen only once the transaction
-// is durable (waking a worker, say) is registered with AfterCommit.
+// Tx is one write transaction, the same on every database: the statements
+// it sends go through its session's conn, the dialect's side (driver.go).
+// Work that must happen only once the transaction is durable (waking a
+// worker, say) is registered with AfterCommit.
 type Tx struct {
-	db *DB
-	// sqlTx is the transaction on SQLite; sess the connection and statement
-	// queue on PostgreSQL, where payd sends BEGIN and COMMIT itself so that
-	// they travel with other statements (see Pipelining).
-	sqlTx       *sql.Tx
-	sess        *session
+	db   *DB
+	sess *session
+	// afterCommit are the hooks to run once the transaction has committed.
 	afterCommit []func()
 	// failed is the error of a queued statement (Send), which fails the transaction.
 	failed error
@@ -33,8 +23,6 @@ type Tx struct {
 	statements, roundTrips int
 	// shared marks one caller's part of a group commit (share).
 	shared bool
-	// ended marks a transaction whose connection went back to the pool (end).
-	ended bool
 }
 
 // Statements reports how many statements this transaction has run so far.
@@ -69,10 +57,10 @@ func (tx *Tx) AfterCommit(f func()) { tx.afterCommit = append(tx.afterCommit, f)
 // and in a group commit (whose other callers' writes must wait), it does
 // nothing.
 func (tx *Tx) RelaxCommit(ctx context.Context) error {
-	if tx.sess == nil || tx.shared {
+	if tx.shared {
 		return nil
 	}
-	return tx.control(ctx, "SET LOCAL synchronous_commit = off")
+	return tx.sess.conn.setLocal(ctx, tx, "synchronous_commit", "off")
 }
 
 // PlanEachTime has PostgreSQL plan each statement of tx with its values,
@@ -81,26 +69,43 @@ func (tx *Tx) RelaxCommit(ctx context.Context) error {
 // statement after five runs. It is for statements on a table whose size
 // swings fast, such as a queue: a generic plan chosen while the table was
 // small (a sequential scan and a sort, say) is kept on its connection, and
-// with nothing to analyze the table in between, it walked a backlog of
-// 20,000 webhook events on every claim (100 ms a claim, deliveries down to
-// 100/s). On SQLite it does nothing.
+// with nothing to analyze the table in between, it walks the whole backlog
+// on every claim. On SQLite it does nothing.
 func (tx *Tx) PlanEachTime(ctx context.Context) error {
-	if tx.sess == nil {
-		return nil
-	}
-	return tx.control(ctx, "SET LOCAL plan_cache_mode = force_custom_plan")
+	return tx.sess.conn.setLocal(ctx, tx, "plan_cache_mode", "force_custom_plan")
 }
 
 // PlanAsUsual ends PlanEachTime for the rest of tx: its statements may again
 // run on the generic plans their connection keeps. A job's claim plans
 // afresh, but the jobs it runs in the same transaction are the domain's
-// statements, whose planning each time was a tenth of PostgreSQL's work
-// settling payouts. On SQLite it does nothing.
+// statements, which need no planning each time. On SQLite it does nothing.
 func (tx *Tx) PlanAsUsual(ctx context.Context) error {
-	if tx.sess == nil {
-		return nil
-	}
-	return tx.control(ctx, "SET LOCAL plan_cache_mode = DEFAULT")
+	return tx.sess.conn.setLocal(ctx, tx, "plan_cache_mode", "DEFAULT")
+}
+
+// LockKey takes tx's lock on key of namespace ns (a lock of the
+// transaction, released by its commit or rollback), waiting while another
+// transaction holds it: for a rule that no row can lock, such as "one
+// payout per external id", checked by a read and then kept by a write.
+// The lock is sent with the next statement (Send), which runs only once
+// tx holds it. On SQLite, whose one writer runs one transaction at a
+// time, it takes nothing.
+func (tx *Tx) LockKey(ctx context.Context, ns, key string) error {
+	return tx.sess.conn.lockKey(ctx, tx, keyHash(ns, key), false)
+}
+
+// TryLockKey is LockKey for a key that another transaction holding is an
+// answer, not a wait: the transaction fails with an error IsKeyLocked
+// reports, from the next statement that goes to the server or the commit.
+func (tx *Tx) TryLockKey(ctx context.Context, ns, key string) error {
+	return tx.sess.conn.lockKey(ctx, tx, keyHash(ns, key), true)
+}
+
+// keyHash is the 64-bit lock of key in namespace ns.
+func keyHash(ns, key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(ns + "\x00" + key))
+	return int64(h.Sum64())
 }
 
 // maxAttempts bounds the retries of a transaction that PostgreSQL aborted for
@@ -113,13 +118,15 @@ const maxAttempts = 4
 // (up to maxAttempts) when PostgreSQL aborts it for a serialization
 // failure, a deadlock or an id drawn twice. Whatever must be one
 // atomic fact with fn's writes (an idempotency claim, say) is written by fn
-// itself, in tx.
+// itself, in tx. fn must not start another transaction of db's in its
+// lane (on SQLite, any): that one would wait for the writer fn holds, and
+// Do refuses it (ErrNested).
 func Do[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
 	var zero T
 	for attempt := 1; ; attempt++ {
 		var v T
 		var err error
-		if lane, ok := db.laneFor(ctx); ok {
+		if lane, ok := db.drv.lane(ctx); ok {
 			err = db.submit(ctx, lane, func(tx *Tx) error {
 				var err error
 				v, err = fn(tx)
@@ -176,36 +183,25 @@ func runTx[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, e
 	return v, nil
 }
 
-// begin starts a write transaction: on SQLite through database/sql; on
-// PostgreSQL on a connection of the pool, its BEGIN queued to go to the
-// server with its first statement. end hands the connection back.
+// begin starts a write transaction on the dialect's connection (driver.begin).
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	if db.dialect != Postgres {
-		sqlTx, err := db.write.BeginTx(ctx, nil)
-		if err != nil {
-			return nil, fmt.Errorf("begin: %w", err)
-		}
-		return &Tx{db: db, sqlTx: sqlTx}, nil
-	}
-	conn, err := db.write.Conn(ctx)
+	c, err := db.drv.begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	tx := &Tx{db: db, sess: &session{conn: conn}}
-	tx.sess.queue = append(tx.sess.queue, queued{sql: "BEGIN"})
-	return tx, nil
+	return &Tx{db: db, sess: &session{conn: c}}, nil
 }
 
 // share returns a Tx for one more caller's work in tx's transaction (an item
 // of a group commit), with its own hooks and counts.
-func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sqlTx: tx.sqlTx, sess: tx.sess, shared: true} }
+func (tx *Tx) share() *Tx { return &Tx{db: tx.db, sess: tx.sess, shared: true} }
 
 // Savepoint runs fn inside a savepoint of tx, on a Tx of fn's own that
 // shares tx's connection: if fn fails, or a statement it queued does
 // (Send), what fn did is undone, its AfterCommit hooks dropped and its
-// error returned as fnErr, and tx goes on. On PostgreSQL the SAVEPOINT goes
-// to the server with fn's first statement and the RELEASE with what fn
-// left queued, so fn costs one round trip more than its own reads at most;
+// error returned as fnErr, and tx goes on. The SAVEPOINT goes to the
+// server with fn's first statement and the RELEASE with what fn left
+// queued, so fn costs one round trip more than its own reads at most;
 // everything fn sent has run when Savepoint returns. err is set only when
 // tx itself cannot go on (the savepoint could not be rolled back to).
 func (tx *Tx) Savepoint(ctx context.Context, name string, fn func(tx *Tx) error) (fnErr, err error) {
@@ -238,9 +234,9 @@ func (tx *Tx) inSavepoint(ctx context.Context, name string, sub *Tx, run func() 
 	if runErr = sub.outcome(runErr); runErr == nil {
 		return nil, nil
 	}
-	if sess != nil && sess.sent() == sent {
+	if sess.flushN == sent {
 		// Nothing of sub's reached the server, its savepoint neither.
-		sess.queue = sess.queue[:mark]
+		sess.drop(mark, runErr)
 		return runErr, nil
 	}
 	// The savepoint is on the server: roll back to it, at once (an aborted
@@ -255,27 +251,12 @@ func (tx *Tx) inSavepoint(ctx context.Context, name string, sub *Tx, run func() 
 	return runErr, nil
 }
 
-// commit commits the transaction, on PostgreSQL with the statements still queued.
+// commit commits the transaction with the statements still queued: the
+// reads among them first, so that their errors keep it from committing.
 func (tx *Tx) commit(ctx context.Context) error {
-	if tx.sess == nil {
-		if err := tx.sqlTx.Commit(); err != nil {
-			return fmt.Errorf("commit: %w", err)
-		}
-		return nil
-	}
-	if tx.sess.sent() == 0 && len(tx.sess.queue) == 1 {
-		tx.sess.queue = nil // nothing but the BEGIN: nothing to commit
-		return nil
-	}
-	if err := tx.flushReads(ctx); err != nil {
-		tx.rollback()
-		return fmt.Errorf("commit: %w", tx.outcome(err))
-	}
-	tag, err := tx.send(ctx, &queued{sql: "COMMIT"}, nil)
-	if err == nil && tag.String() == "ROLLBACK" {
-		// A statement failed earlier and its caller went on: the server
-		// rolled the transaction back instead.
-		err = errors.New("the transaction was rolled back: one of its statements had failed")
+	err := tx.flushReads(ctx)
+	if err == nil {
+		err = tx.sess.conn.commit(ctx, tx)
 	}
 	if err != nil {
 		tx.rollback()
@@ -284,73 +265,20 @@ func (tx *Tx) commit(ctx context.Context) error {
 	return nil
 }
 
-// rollback rolls the transaction back (on PostgreSQL, if any of it reached the server).
+// errRolledBack settles the reads still queued when their transaction is
+// rolled back.
+var errRolledBack = fmt.Errorf("%w: the transaction was rolled back", errDropped)
+
+// rollback rolls the transaction back, dropping what is queued.
 func (tx *Tx) rollback() {
-	if tx.sess == nil {
-		_ = tx.sqlTx.Rollback()
-		return
-	}
-	s := tx.sess
-	s.queue = nil
-	if s.sent() == 0 {
-		return
-	}
-	// Even when the caller's context is done: the connection goes back to
-	// the pool, and one still in a transaction is discarded by the driver.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, _ = s.conn.ExecContext(ctx, "ROLLBACK")
+	tx.sess.drop(0, errRolledBack)
+	tx.sess.conn.rollback()
 }
 
-// end hands a PostgreSQL transaction's connection back to the pool once
-// the transaction is over (the driver discards a connection still in one).
+// end hands the transaction's connection back once the transaction is over.
 func (tx *Tx) end() {
-	if tx.sess != nil && !tx.ended {
-		tx.sess.conn.Close()
+	if !tx.sess.ended {
+		tx.sess.conn.close()
 	}
-	tx.ended = true
-}
-
-func retryable(err error) bool {
-	return errors.Is(err, ErrDrawnTwice) || HasSQLState(err, "40001") || HasSQLState(err, "40P01")
-}
-
-// IsNoRows reports whether err says a query found no row.
-func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
-
-// IsUniqueViolation reports whether err is a unique-constraint failure on either database.
-func IsUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code == "23505"
-	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// HasSQLState reports whether err is PostgreSQL's error of SQLSTATE code,
-// such as one a payd function raises.
-func HasSQLState(err error, code string) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
-}
-
-// IsUnavailable reports whether err says the database cannot be reached
-// or cannot take writes right now (a lost connection, a server shutting
-// down or restarting, a standby during a failover) rather than that the
-// statement was wrong: the request may be retried once it is back.
-func IsUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "08") || // connection exception
-			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || // shutdown, crash, cannot connect now
-			pgErr.Code == "25006" // read-only transaction: a standby
-	}
-	var connectErr *pgconn.ConnectError
-	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
+	tx.sess.ended = true
 }

@@ -323,8 +323,8 @@ func TestLaneBatchFailingItemFailsAlone(t *testing.T) {
 							})
 						return err
 					case 5: // a sent query whose reading fails, which only the release carries
-						var v int
-						return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'none'`, nil, &v)
+						_, err := store.SendValue[int](ctx, tx, `SELECT v FROM kv_test WHERE k = 'none'`)
+						return err
 					}
 					return nil
 				})
@@ -454,26 +454,30 @@ func TestSentQueriesAreReadWithTheNext(t *testing.T) {
 		var keys []string
 		var one, sum, trips int
 		err := db.Exec(ctx, func(tx *store.Tx) error {
-			keys = nil
 			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('a', 1), ('b', 2)`); err != nil {
 				return err
 			}
-			if err := tx.SendQuery(ctx, `SELECT k FROM kv_test ORDER BY k`, nil, func(row store.Row) error {
+			sentKeys, err := store.SendQuery(ctx, tx, `SELECT k FROM kv_test ORDER BY k`, nil, func(row store.Row) (string, error) {
 				var k string
 				err := row.Scan(&k)
-				keys = append(keys, k)
-				return err
-			}); err != nil {
+				return k, err
+			})
+			if err != nil {
 				return err
 			}
-			if err := tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'a'`, nil, &one); err != nil {
+			sentOne, err := store.SendValue[int](ctx, tx, `SELECT v FROM kv_test WHERE k = 'a'`)
+			if err != nil {
 				return err
 			}
 			if err := tx.QueryRowContext(ctx, `SELECT SUM(v) FROM kv_test`).Scan(&sum); err != nil {
 				return err
 			}
 			trips = tx.RoundTrips()
-			return nil
+			if keys, err = sentKeys.Get(); err != nil {
+				return err
+			}
+			one, err = sentOne.Get()
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -487,9 +491,15 @@ func TestSentQueriesAreReadWithTheNext(t *testing.T) {
 
 		// Read with the commit.
 		var v int
+		var last *store.Pending[int]
 		err = db.Exec(ctx, func(tx *store.Tx) error {
-			return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'b'`, nil, &v)
+			var err error
+			last, err = store.SendValue[int](ctx, tx, `SELECT v FROM kv_test WHERE k = 'b'`)
+			return err
 		})
+		if err == nil {
+			v, err = last.Get()
+		}
 		if err != nil || v != 2 {
 			t.Errorf("a row sent last read %d (%v), want 2", v, err)
 		}
@@ -498,7 +508,8 @@ func TestSentQueriesAreReadWithTheNext(t *testing.T) {
 			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('c', 3)`); err != nil {
 				return err
 			}
-			return tx.SendRow(ctx, `SELECT v FROM kv_test WHERE k = 'none'`, nil, &v)
+			_, err := store.SendValue[int](ctx, tx, `SELECT v FROM kv_test WHERE k = 'none'`)
+			return err
 		})
 		if !errors.Is(err, sql.ErrNoRows) {
 			t.Errorf("SendRow of no row: %v, want sql.ErrNoRows", err)
@@ -523,9 +534,20 @@ func TestLateRowGoesWithTheCommit(t *testing.T) {
 		ctx := context.Background()
 		var read bool
 		var v, trips int
+		scanInt := func(row store.Row) (int, error) {
+			var n int
+			err := row.Scan(&n)
+			return n, err
+		}
 		err := db.Exec(ctx, func(tx *store.Tx) error {
-			tx.AfterCommit(func() { trips = tx.RoundTrips() })
-			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('late', 7) RETURNING v`, nil, &read, &v)
+			late, err := store.SendRowLate(ctx, tx, `INSERT INTO kv_test (k, v) VALUES ('late', 7) RETURNING v`, nil, scanInt)
+			tx.AfterCommit(func() {
+				trips = tx.RoundTrips()
+				var err error
+				v, err = late.Get()
+				read = err == nil
+			})
+			return err
 		})
 		if err != nil || !read || v != 7 {
 			t.Errorf("the late row: read %v, v %d (%v); want read, 7", read, v, err)
@@ -534,9 +556,13 @@ func TestLateRowGoesWithTheCommit(t *testing.T) {
 			t.Errorf("%d round trips with the commit, want 1", trips)
 		}
 
-		var wrong int
 		err = db.Exec(ctx, func(tx *store.Tx) error {
-			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('text', 8) RETURNING k`, nil, &read, &wrong)
+			late, err := store.SendRowLate(ctx, tx, `INSERT INTO kv_test (k, v) VALUES ('text', 8) RETURNING k`, nil, scanInt)
+			tx.AfterCommit(func() {
+				_, err := late.Get()
+				read = err == nil
+			})
+			return err
 		})
 		if err != nil || read {
 			t.Errorf("a row that cannot be scanned: read %v (%v); want not read and committed", read, err)
@@ -549,7 +575,8 @@ func TestLateRowGoesWithTheCommit(t *testing.T) {
 			if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('before', 1)`); err != nil {
 				return err
 			}
-			return tx.SendRowLate(ctx, `INSERT INTO kv_test (k, v) VALUES ('late', 9) RETURNING v`, nil, &read, &v)
+			_, err := store.SendRowLate(ctx, tx, `INSERT INTO kv_test (k, v) VALUES ('late', 9) RETURNING v`, nil, scanInt)
+			return err
 		})
 		if !store.IsUniqueViolation(err) {
 			t.Errorf("a late row's failing statement: %v, want a unique violation", err)
@@ -641,22 +668,24 @@ func TestClosedConnectionFailsTheTransaction(t *testing.T) {
 		}
 		ctx := context.Background()
 		var queued bool
-		var readErr, sentErr error
+		var readErr, sentErr, getErr error
 		err := db.Exec(ctx, func(tx *store.Tx) error {
-			if err := tx.SendRow(ctx, `SELECT true`, nil, &queued); err != nil {
+			sent, err := store.SendValue[bool](ctx, tx, `SELECT true`)
+			if err != nil {
 				return err
 			}
 			tx.CloseConn()
 			var one int
 			readErr = tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 			sentErr = tx.ReadSent(ctx)
+			queued, getErr = sent.Get()
 			return readErr
 		})
 		if !store.IsUnavailable(readErr) || !store.IsUnavailable(err) {
 			t.Errorf("a statement on a closed connection = %v, its transaction %v; want errors saying the database is unavailable", readErr, err)
 		}
-		if queued || !store.IsUnavailable(sentErr) {
-			t.Errorf("the queued row: read %v, ReadSent = %v; want unread, and an error saying the database is unavailable", queued, sentErr)
+		if queued || !store.IsUnavailable(sentErr) || !store.IsUnavailable(getErr) {
+			t.Errorf("the queued row: read %v (%v), ReadSent = %v; want unread, and errors saying the database is unavailable", queued, getErr, sentErr)
 		}
 	})
 }
@@ -778,6 +807,86 @@ func TestSendOne(t *testing.T) {
 		var v int
 		if err := db.Read().QueryRow(`SELECT v FROM kv_test WHERE k = 'one'`).Scan(&v); err != nil || v != 2 {
 			t.Errorf("v = %d, %v; want 2 (the first update only)", v, err)
+		}
+	})
+}
+
+// TestEarlyReadFails: a read sent ahead is not there before its statement
+// has run, on every database: Get fails with ErrNotRun, never a zero value
+// that reads as data, and so does the transaction, which commits nothing
+// even when its function goes on; after the next statement that goes to
+// the server the value is there.
+func TestEarlyReadFails(t *testing.T) {
+	t.Parallel()
+	scanInt := func(row store.Row) (int, error) {
+		var n int
+		err := row.Scan(&n)
+		return n, err
+	}
+	type getter func() (int, error)
+	tests := []struct {
+		name string
+		send func(ctx context.Context, tx *store.Tx) (getter, error)
+	}{
+		{"SendValue", func(ctx context.Context, tx *store.Tx) (getter, error) {
+			p, err := store.SendValue[int](ctx, tx, `SELECT v FROM kv_test WHERE k = 'early'`)
+			return func() (int, error) { return p.Get() }, err
+		}},
+		{"SendRow", func(ctx context.Context, tx *store.Tx) (getter, error) {
+			p, err := store.SendRow(ctx, tx, `SELECT v FROM kv_test WHERE k = 'early'`, nil, scanInt)
+			return func() (int, error) { return p.Get() }, err
+		}},
+		{"SendQuery", func(ctx context.Context, tx *store.Tx) (getter, error) {
+			p, err := store.SendQuery(ctx, tx, `SELECT v FROM kv_test WHERE k = 'early'`, nil, scanInt)
+			return func() (int, error) {
+				vs, err := p.Get()
+				if len(vs) != 1 {
+					return 0, err
+				}
+				return vs[0], err
+			}, err
+		}},
+		{"SendRowLate", func(ctx context.Context, tx *store.Tx) (getter, error) {
+			p, err := store.SendRowLate(ctx, tx, `SELECT v FROM kv_test WHERE k = 'early'`, nil, scanInt)
+			return func() (int, error) { return p.Get() }, err
+		}},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var early, after int
+				var earlyErr, afterErr error
+				err := db.Exec(ctx, func(tx *store.Tx) error {
+					if err := tx.Send(ctx, `INSERT INTO kv_test (k, v) VALUES ('early', 5)`); err != nil {
+						return err
+					}
+					get, err := tt.send(ctx, tx)
+					if err != nil {
+						return err
+					}
+					early, earlyErr = get()
+					var one int
+					if err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+						return err
+					}
+					after, afterErr = get()
+					return nil // as if the early read's error were dropped
+				})
+				if !errors.Is(earlyErr, store.ErrNotRun) || early != 0 {
+					t.Errorf("Get before the statement ran = %d, %v; want 0, ErrNotRun", early, earlyErr)
+				}
+				if afterErr != nil || after != 5 {
+					t.Errorf("Get after the next statement = %d, %v; want 5", after, afterErr)
+				}
+				if !errors.Is(err, store.ErrNotRun) {
+					t.Errorf("the transaction that read early = %v, want ErrNotRun", err)
+				}
+				if got := committedRows(t, db, "early"); got != 0 {
+					t.Errorf("%d committed rows of the transaction that read early, want 0", got)
+				}
+			})
 		}
 	})
 }

@@ -72,7 +72,7 @@ const (
 // holds the lock, nor on SQLite (whose planner needs no statistics for
 // payd's lookups) or Citus.
 func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
-	if db.dialect != Postgres || db.citus {
+	if db.dialect != Postgres || db.Citus() {
 		return nil, nil
 	}
 	var analyzed []string

@@ -486,26 +486,28 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int, probe
 			return nil, err
 		}
 	}
-	var out []claimed
+	var sent *store.Pending[[]claimed]
 	// On PostgreSQL the claim goes with its BEGIN (one round trip, its
 	// COMMIT another), and its commit does not wait for the disk: a lease
 	// lost in a crash only lets the event be claimed again. It is on the
 	// dispatcher's serial path, so each wait there bounds delivery.
 	d.claims.Add(1)
 	err := d.db.Exec(ctx, func(tx *store.Tx) error {
-		out = nil
 		if err := leaseTx(ctx, tx); err != nil {
 			return err
 		}
-		return tx.SendQuery(ctx, d.claimForQuery(n), []any{now + d.Lease.Milliseconds(), endpoint, now}, func(row store.Row) error {
+		var err error
+		sent, err = store.SendQuery(ctx, tx, d.claimForQuery(n), []any{now + d.Lease.Milliseconds(), endpoint, now}, func(row store.Row) (claimed, error) {
 			var c claimed
-			if err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS); err != nil {
-				return err
-			}
-			out = append(out, c)
-			return nil
+			err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS)
+			return c, err
 		})
+		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook events: %w", err)
+	}
+	out, err := sent.Get()
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook events: %w", err)
 	}

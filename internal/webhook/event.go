@@ -179,17 +179,26 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 	args := []any{id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()}
 	if leaseEnd, ok := d.birthLease(tx.DB(), ev.Target.EndpointURL, now); ok {
 		// Handed to this process's dispatcher at birth (handoff.go).
-		var read, leased bool
 		c := claimed{id: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
-		if err := tx.SendRowLate(ctx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
-			append(args, leaseEnd), &read, &leased, &c.secret, &c.clockOffsetMS); err != nil {
+		type born struct {
+			leased bool
+			c      claimed
+		}
+		sent, err := store.SendRowLate(ctx, tx, insert+`, locked_until) `+values+`, `+leasedIfFirst+`)`+bornLeased,
+			append(args, leaseEnd), func(row store.Row) (born, error) {
+				b := born{c: c}
+				err := row.Scan(&b.leased, &b.c.secret, &b.c.clockOffsetMS)
+				return b, err
+			})
+		if err != nil {
 			return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 		}
 		tx.AfterCommit(func() {
+			b, err := sent.Get()
 			switch {
-			case read && leased:
-				d.handOff(c, leaseEnd)
-			case read:
+			case err == nil && b.leased:
+				d.handOff(b.c, leaseEnd)
+			case err == nil:
 				d.wakeFor(c.endpoint)
 			default: // leased or not, a claim finds it once any lease ends
 				d.log.Error("webhook event written without its answer", "event_id", c.id)
