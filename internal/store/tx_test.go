@@ -890,3 +890,46 @@ func TestEarlyReadFails(t *testing.T) {
 		}
 	})
 }
+
+// TestNestedTransactionFails: a transaction started inside another of its
+// lane (on SQLite, inside any: one writer) would wait for ever for the
+// writer the outer one holds. Do refuses it with ErrNested instead, never
+// runs it, and the outer transaction goes on and commits.
+func TestNestedTransactionFails(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createKV(t, db)
+		ctx := store.WithLane(context.Background(), "nested") // on SQLite the one lane is used anyway
+		innerRan := false
+		var innerErr error
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Exec(ctx, func(tx *store.Tx) error {
+				innerErr = db.Exec(ctx, func(tx *store.Tx) error {
+					innerRan = true
+					return nil
+				})
+				_, err := tx.ExecContext(ctx, `INSERT INTO kv_test (k, v) VALUES ('outer', 1)`)
+				return err
+			})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("the outer transaction: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a transaction started inside another of its lane still waits after 30 s")
+		}
+		// A later transaction of the lane runs after anything still queued.
+		if err := db.Exec(ctx, func(*store.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(innerErr, store.ErrNested) || innerRan {
+			t.Errorf("the nested transaction: %v, ran %v; want ErrNested and not run", innerErr, innerRan)
+		}
+		if got := committedRows(t, db, "outer"); got != 1 {
+			t.Errorf("%d committed rows of the outer transaction, want 1", got)
+		}
+	})
+}
