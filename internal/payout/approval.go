@@ -2,7 +2,10 @@ package payout
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,7 +17,11 @@ import (
 	"payd/internal/store"
 )
 
-// Decider is the portal user deciding a held payout.
+// DeciderRoles are the roles whose users decide held payouts (CONTRACT §13).
+var DeciderRoles = []merchant.Role{merchant.Admin, merchant.Finance}
+
+// Decider is the portal user deciding a held payout, known by user id (the
+// maker's identity too); Email is what decided_by shows.
 type Decider struct {
 	UserID string
 	Email  string
@@ -39,7 +46,7 @@ const (
 // Decide applies d to a held payout: the one place a payout is approved or
 // rejected, whoever asks (CONTRACT §5, spec rules 1 and 2). Only admin and
 // finance users decide, and never the portal user who created the payout
-// (403). The first decision wins: it is a conditional update of a pending
+// (403, mayDecide). The first decision wins: it is a conditional update of a pending
 // approval, so a later or concurrent one finds it decided and is refused with
 // 409 DECISION_CONFLICT, changing nothing; a payout that never needed a
 // decision is 409 INVALID_STATE. Approved, the payout is processed (or
@@ -49,11 +56,8 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 	if err != nil {
 		return Payout{}, err
 	}
-	if d.By.Role != merchant.Admin && d.By.Role != merchant.Finance {
-		return Payout{}, fault.New(fault.Forbidden, fault.CodeForbidden, "only admin and finance users decide payouts")
-	}
-	if r.createdByUser != "" && r.createdByUser == d.By.UserID {
-		return Payout{}, fault.New(fault.Forbidden, fault.CodeForbidden, "the creator of a payout may not decide it")
+	if err := mayDecide(r.createdByUser, d.By); err != nil {
+		return Payout{}, err
 	}
 	// The reason is read after who may decide: a user who may not is told so
 	// (403), whatever the form carried.
@@ -99,6 +103,36 @@ func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout,
 		return Payout{}, err
 	}
 	return r.view(), nil
+}
+
+// mayDecide is the maker-checker rule, the one place it is written
+// (CONTRACT §5 and §13, spec rules 1 and 2): only users of DeciderRoles
+// decide a payout, and never the portal user who made it, known by user id
+// (created_by_user; created_by is only its label, an email or app:<app-id>).
+// A payout the API made has no maker user.
+func mayDecide(makerUserID string, by Decider) error {
+	if !slices.Contains(DeciderRoles, by.Role) {
+		return fault.New(fault.Forbidden, fault.CodeForbidden, "only admin and finance users decide payouts")
+	}
+	if makerUserID != "" && makerUserID == by.UserID {
+		return fault.New(fault.Forbidden, fault.CodeForbidden, "the creator of a payout may not decide it")
+	}
+	return nil
+}
+
+// MayDecide answers as Decide would for who by is (nil, or its 403), without
+// deciding anything: a page offers the decision only to a user who may make
+// it. It does not look at the payout's state; an unknown payout is 404.
+func (s *Service) MayDecide(ctx context.Context, merchantID, uuid string, by Decider) error {
+	var maker string
+	err := s.db.Read().QueryRowContext(ctx, `SELECT created_by_user FROM payouts WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID).Scan(&maker)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound(uuid)
+	}
+	if err != nil {
+		return fmt.Errorf("read payout %s: %w", uuid, err)
+	}
+	return mayDecide(maker, by)
 }
 
 // lostDecision says why a decision found nothing to decide.
