@@ -15,12 +15,37 @@ import (
 type Entry struct {
 	MerchantID string
 	Actor      string
-	Action     string
+	Action     AuditAction
 	Subject    string
 	Detail     string
 	Client     string
 	At         time.Time
 }
+
+// AuditAction is what an entry records.
+type AuditAction string
+
+// The actions the log records (CONTRACT §13: every decision, payout created
+// in the portal, key created or revoked, signing secret rotated, user added
+// or changed, and sign-in, failed or not).
+const (
+	AuditLogin               AuditAction = "login"
+	AuditLoginFailed         AuditAction = "login_failed"
+	AuditUserAdded           AuditAction = "user_added"
+	AuditInviteAccepted      AuditAction = "invite_accepted"
+	AuditRoleChanged         AuditAction = "role_changed"
+	AuditUserDisabled        AuditAction = "user_disabled"
+	AuditTOTPEnabled         AuditAction = "totp_enabled"
+	AuditTOTPDisabled        AuditAction = "totp_disabled"
+	AuditPayoutCreated       AuditAction = "payout_created"
+	AuditPayoutApproved      AuditAction = "payout_approved"
+	AuditPayoutRejected      AuditAction = "payout_rejected"
+	AuditAppCreated          AuditAction = "app_created"
+	AuditAppRevoked          AuditAction = "app_revoked"
+	AuditSecretRotated       AuditAction = "webhook_secret_rotated"
+	AuditWebhookResent       AuditAction = "webhook_resent"
+	AuditEmbedOriginsUpdated AuditAction = "embed_origins_updated"
+)
 
 // maxAuditText bounds each text of an entry.
 const maxAuditText = 500
@@ -35,7 +60,7 @@ func clip(s string) string {
 // Audit appends e to the log in tx, with the change it records.
 func Audit(ctx context.Context, tx *store.Tx, e Entry) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (merchant_id, actor, action, subject, detail, client, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		e.MerchantID, clip(e.Actor), clip(e.Action), clip(e.Subject), clip(e.Detail), clip(e.Client), e.At.UnixMilli())
+		e.MerchantID, clip(e.Actor), clip(string(e.Action)), clip(e.Subject), clip(e.Detail), clip(e.Client), e.At.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", e.Action, err)
 	}
@@ -71,18 +96,27 @@ func (s *Service) AuditPage(ctx context.Context, merchantID string, page, perPag
 // returns in the same transaction: the change never commits without its
 // audit row.
 func (s *Service) Change(ctx context.Context, change func(tx *store.Tx) (Entry, error)) error {
-	return s.db.Exec(ctx, func(tx *store.Tx) error {
+	_, err := audited(ctx, s, func(tx *store.Tx) (struct{}, Entry, error) {
 		e, err := change(tx)
+		return struct{}{}, e, err
+	})
+	return err
+}
+
+// audited runs change in one transaction with the audit entry it returns:
+// the change never commits without its entry, nor the entry without the
+// change. An entry without a time is stamped with the merchant's clock.
+func audited[T any](ctx context.Context, s *Service, change func(tx *store.Tx) (T, Entry, error)) (T, error) {
+	return store.Do(ctx, s.db, func(tx *store.Tx) (T, error) {
+		v, e, err := change(tx)
 		if err != nil {
-			return err
+			return v, err
 		}
 		if e.At.IsZero() {
-			now, err := s.clock.Read(ctx, tx, e.MerchantID)
-			if err != nil {
-				return err
+			if e.At, err = s.clock.Read(ctx, tx, e.MerchantID); err != nil {
+				return v, err
 			}
-			e.At = now
 		}
-		return Audit(ctx, tx, e)
+		return v, Audit(ctx, tx, e)
 	})
 }

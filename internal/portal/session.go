@@ -2,8 +2,12 @@
 // signed in (sessions kept in the database, so any payd process serves
 // them), sign-in with its lockout and optional TOTP second factor, the
 // merchant's users and their invitations, and the append-only audit log.
-// The pages themselves are in internal/web; payout decisions are the payout
-// package's, never a copy here.
+// Who may do what is one table (Permission, permission.go), enforced here
+// for every entry point; the changes portal users make to other services'
+// records (payouts, apps, the signing secret, deliveries) are Actions
+// (actions.go), each committed with its audit entry. The pages themselves
+// are in internal/web; payout decisions are the payout package's rule,
+// never a copy here.
 package portal
 
 import (
@@ -206,7 +210,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 			VALUES ($1, $2, $3, $4, $5, $5)`, hashToken(sess.Token), u.MerchantID, u.ID, sess.CSRF, at.UnixMilli()); err != nil {
 			return err
 		}
-		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: "login", Subject: u.Email, Client: c.Client, At: at})
+		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: AuditLogin, Subject: u.Email, Client: c.Client, At: at})
 	})
 	if errors.Is(err, ErrBadLogin) {
 		return Session{}, 0, err
@@ -240,7 +244,7 @@ func (s *Service) failed(ctx context.Context, email string, u User, client strin
 		if err != nil {
 			return err
 		}
-		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: email, Action: "login_failed", Subject: email, Client: client, At: at})
+		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: email, Action: AuditLoginFailed, Subject: email, Client: client, At: at})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("count sign-in failure: %w", err)

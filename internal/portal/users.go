@@ -25,11 +25,6 @@ const (
 	inviteLife     = 72 * time.Hour
 )
 
-// Forbidden is the answer to a role that may not do something.
-func Forbidden(what string) error {
-	return fault.New(fault.Forbidden, fault.CodeForbidden, "your role may not %s", what)
-}
-
 // MemberView is a user as the users page lists it.
 type MemberView struct {
 	ID, Email string
@@ -64,8 +59,8 @@ func (s *Service) Members(ctx context.Context, merchantID string) ([]MemberView,
 // Invite adds a user with a role and returns the one-time token of the
 // link where they set their password (valid 72 hours). Admins only.
 func (s *Service) Invite(ctx context.Context, by Session, email string, role merchant.Role, client string) (string, error) {
-	if by.Role != merchant.Admin {
-		return "", Forbidden("add users")
+	if err := by.May(AddUsers); err != nil {
+		return "", err
 	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	f := fault.Fields{}
@@ -96,7 +91,7 @@ func (s *Service) Invite(ctx context.Context, by Session, email string, role mer
 			hashToken(token), by.MerchantID, id, now.Add(inviteLife).UnixMilli()); err != nil {
 			return err
 		}
-		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "user_added", Subject: email, Detail: "role " + string(role), Client: client, At: now})
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditUserAdded, Subject: email, Detail: "role " + string(role), Client: client, At: now})
 	})
 	return token, err
 }
@@ -139,30 +134,33 @@ func (s *Service) AcceptInvite(ctx context.Context, token, password, client stri
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3`, hash, merchantID, userID); err != nil {
 			return "", err
 		}
-		return email, Audit(ctx, tx, Entry{MerchantID: merchantID, Actor: email, Action: "invite_accepted", Subject: email, Client: client, At: now})
+		return email, Audit(ctx, tx, Entry{MerchantID: merchantID, Actor: email, Action: AuditInviteAccepted, Subject: email, Client: client, At: now})
 	})
 }
 
 // SetRole changes a user's role; Disable ends a user's access. Admins only;
 // the merchant always keeps one enabled admin.
 func (s *Service) SetRole(ctx context.Context, by Session, userID string, role merchant.Role, client string) error {
+	if err := by.May(ChangeUsers); err != nil {
+		return err
+	}
 	if _, ok := merchant.ParseRole(string(role)); !ok {
 		return fault.Field("role", "must be admin, finance, developer or viewer")
 	}
-	return s.changeUser(ctx, by, userID, client, "role_changed", "role "+string(role), role != merchant.Admin,
+	return s.changeUser(ctx, by, userID, client, AuditRoleChanged, "role "+string(role), role != merchant.Admin,
 		`UPDATE users SET role = $1 WHERE id = $2 AND merchant_id = $3`, string(role))
 }
 
 // Disable ends a user's access and sessions.
 func (s *Service) Disable(ctx context.Context, by Session, userID, client string) error {
-	return s.changeUser(ctx, by, userID, client, "user_disabled", "", true,
+	if err := by.May(ChangeUsers); err != nil {
+		return err
+	}
+	return s.changeUser(ctx, by, userID, client, AuditUserDisabled, "", true,
 		`UPDATE users SET disabled_at = $1 WHERE id = $2 AND merchant_id = $3`, s.clock.System().UnixMilli())
 }
 
-func (s *Service) changeUser(ctx context.Context, by Session, userID, client, action, detail string, losesAdmin bool, update string, value any) error {
-	if by.Role != merchant.Admin {
-		return Forbidden("change users")
-	}
+func (s *Service) changeUser(ctx context.Context, by Session, userID, client string, action AuditAction, detail string, losesAdmin bool, update string, value any) error {
 	return s.db.Exec(ctx, func(tx *store.Tx) error {
 		var email, role string
 		var disabled *int64
@@ -192,7 +190,7 @@ func (s *Service) changeUser(ctx context.Context, by Session, userID, client, ac
 		if _, err := tx.ExecContext(ctx, update, value, userID, by.MerchantID); err != nil {
 			return err
 		}
-		if action == "user_disabled" {
+		if action == AuditUserDisabled {
 			if err := endSessions(ctx, tx, by.MerchantID, `user_id = $2`, userID); err != nil {
 				return err
 			}
@@ -243,7 +241,7 @@ func (s *Service) ConfirmTOTP(ctx context.Context, by Session, code, client stri
 		if err != nil {
 			return err
 		}
-		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "totp_enabled", Subject: by.Email, Client: client, At: now})
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditTOTPEnabled, Subject: by.Email, Client: client, At: now})
 	})
 }
 
@@ -264,6 +262,6 @@ func (s *Service) DisableTOTP(ctx context.Context, by Session, code, client stri
 		if err != nil {
 			return err
 		}
-		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: "totp_disabled", Subject: by.Email, Client: client, At: now})
+		return Audit(ctx, tx, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditTOTPDisabled, Subject: by.Email, Client: client, At: now})
 	})
 }

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"payd/internal/merchant"
+	"payd/internal/portal"
+	"payd/internal/webhook"
+)
+
+// The developers page (CONTRACT §13): apps and their keys, the webhook
+// signing secret, the delivery log with resend, and the origins that may
+// frame the Payment Gateway 3 pages. Admins and developers use it; the
+// signing secret is the admins'.
+
+func (h *portalPages) developerRoutes() []portalRoute {
+	return []portalRoute{
+		{method: "GET", path: "/portal/developers", may: portal.SeeDevelopers, handle: h.developers},
+		{method: "POST", path: "/portal/developers/apps", may: portal.CreateApps, audit: portal.AuditAppCreated, handle: h.createApp},
+		{method: "POST", path: "/portal/developers/apps/{app_id}/revoke", may: portal.RevokeApps, audit: portal.AuditAppRevoked, handle: h.revokeApp},
+		{method: "POST", path: "/portal/developers/webhook-secret/rotate", may: portal.RotateSigningSecret, audit: portal.AuditSecretRotated, handle: h.rotateSecret},
+		{method: "POST", path: "/portal/developers/deliveries/{id}/resend", may: portal.ResendWebhooks, audit: portal.AuditWebhookResent, handle: h.resend},
+		{method: "POST", path: "/portal/developers/embed-origins", may: portal.SetEmbedOrigins, audit: portal.AuditEmbedOriginsUpdated, handle: h.setEmbedOrigins},
+	}
+}
+
+func (h *portalPages) developers(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	h.developersPage(w, r, s, merchant.NewApp{})
+}
+
+// developersPage is the page; newApp, just created, shows its secret key
+// this once (it is stored only as a hash).
+func (h *portalPages) developersPage(w http.ResponseWriter, r *http.Request, s portal.Session, newApp merchant.NewApp) {
+	apps, err := h.Merchants.Apps(r.Context(), s.MerchantID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	currencies, err := h.Merchants.Currencies(r.Context(), s.MerchantID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	canRotate := s.May(portal.RotateSigningSecret) == nil
+	secret := ""
+	if s.May(portal.SeeSigningSecret) == nil {
+		if secret, err = h.actions.SigningSecret(r.Context(), s); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+	}
+	status := webhook.Status(r.URL.Query().Get("status"))
+	if status != webhook.Pending && status != webhook.Delivered && status != webhook.Failed {
+		status = ""
+	}
+	deliveries, err := h.Webhooks.Recent(r.Context(), s.MerchantID, status, 50)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	origins, err := merchant.EmbedOrigins(r.Context(), h.DB.Read(), s.MerchantID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "developers", h.page(s, "Developers", map[string]any{"Apps": apps, "Currencies": currencies,
+		"Secret": secret, "CanRotate": canRotate, "NewApp": newApp.AppID, "NewSecret": newApp.SecretKey,
+		"Deliveries": deliveries, "Status": string(status), "EmbedOrigins": strings.Join(origins, "\n")}))
+}
+
+// resend queues a webhook event for another attempt now.
+func (h *portalPages) resend(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	h.done(w, r, s, h.actions.ResendWebhook(r.Context(), s, r.PathValue("id"), h.client(r)), "/portal/developers")
+}
+
+// setEmbedOrigins replaces the origins that may frame the merchant's
+// Payment Gateway 3 pages (CONTRACT §11): one per line or comma-separated.
+func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	raw := strings.NewReplacer("\r\n", ",", "\n", ",").Replace(r.PostFormValue("embed_origins"))
+	var list []string
+	for _, o := range strings.Split(raw, ",") {
+		list = append(list, strings.TrimSpace(o))
+	}
+	h.done(w, r, s, h.actions.SetEmbedOrigins(r.Context(), s, list, h.client(r)), "/portal/developers")
+}
+
+// createApp answers with the developers page itself, the only one that
+// shows the new secret key.
+func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	app, err := h.actions.CreateApp(r.Context(), s, r.PostFormValue("currency"), h.client(r))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.developersPage(w, r, s, app)
+}
+
+func (h *portalPages) revokeApp(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	h.done(w, r, s, h.actions.RevokeApp(r.Context(), s, r.PathValue("app_id"), h.client(r)), "/portal/developers")
+}
+
+func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	h.done(w, r, s, h.actions.RotateSigningSecret(r.Context(), s, h.client(r)), "/portal/developers")
+}

@@ -1,0 +1,103 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"strings"
+	"testing"
+
+	"payd/internal/merchant"
+	"payd/internal/server/servertest"
+)
+
+// TestPortalApps: a developer creates an app (its secret key shown on that
+// answer only) and revokes it, each audited; the keys work, then do not.
+func TestPortalApps(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant(t, "AUD")["AUD"]
+		dev := signedIn(t, e, portalServer(t, e), m.MerchantID, "dev@shop.example", merchant.Developer)
+		a := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD"})
+		appID, secret := between(a.body, "New app <code>", "<"), between(a.body, `id="new-secret">`, "<")
+		if a.status != http.StatusOK || appID == "" || secret == "" {
+			t.Fatalf("create an app: %d\n%.500s", a.status, a.body)
+		}
+		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/apps")
+		if again := dev.do("GET", "/portal/developers", nil); strings.Contains(again.body, secret) || !strings.Contains(again.body, appID) {
+			t.Error("the developers page shows the new secret again, or not the app")
+		}
+		ctx := context.Background()
+		if _, err := e.Merchants.Authenticate(ctx, appID, secret); err != nil {
+			t.Fatalf("the new app's keys: %v", err)
+		}
+		if a := dev.post("/portal/developers", "/portal/developers/apps/"+appID+"/revoke", nil); a.status != http.StatusSeeOther || a.header.Get("Location") != "/portal/developers" {
+			t.Errorf("revoke: %d to %q", a.status, a.header.Get("Location"))
+		}
+		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/apps/{app_id}/revoke")
+		if _, err := e.Merchants.Authenticate(ctx, appID, secret); err == nil {
+			t.Error("a revoked app's keys still work")
+		}
+	})
+}
+
+// TestPortalSigningSecret: an admin sees and rotates the webhook signing
+// secret (audited); a developer sees neither the secret nor the form.
+func TestPortalSigningSecret(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant(t, "AUD")["AUD"]
+		srv := portalServer(t, e)
+		admin := signedIn(t, e, srv, m.MerchantID, "admin@shop.example", merchant.Admin)
+		dev := signedIn(t, e, srv, m.MerchantID, "dev@shop.example", merchant.Developer)
+		ctx := context.Background()
+		before, err := e.Merchants.WebhookSecret(ctx, m.MerchantID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name           string
+			user           *browser
+			secret, rotate bool
+		}{{"admin", admin, true, true}, {"developer", dev, false, false}}
+		for _, tt := range tests {
+			a := tt.user.do("GET", "/portal/developers", nil)
+			shown, form := strings.Contains(html.UnescapeString(a.body), before), strings.Contains(a.body, "webhook-secret/rotate")
+			if shown != tt.secret || form != tt.rotate {
+				t.Errorf("%s: secret shown %v (want %v), rotate form %v (want %v)", tt.name, shown, tt.secret, form, tt.rotate)
+			}
+		}
+		if a := admin.post("/portal/developers", "/portal/developers/webhook-secret/rotate", nil); a.status != http.StatusSeeOther {
+			t.Errorf("rotate: %d", a.status)
+		}
+		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/webhook-secret/rotate")
+		if after, _ := e.Merchants.WebhookSecret(ctx, m.MerchantID, false); after == before {
+			t.Error("the signing secret did not change")
+		}
+	})
+}
+
+// TestPortalEmbedOriginsAndResend: a developer sets the embedding origins
+// (one a line; audited) and the page shows them; a bad origin is 422 and
+// changes nothing; resending an event the merchant does not have is 404.
+func TestPortalEmbedOriginsAndResend(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant(t, "NZD")["NZD"]
+		dev := signedIn(t, e, portalServer(t, e), m.MerchantID, "dev@shop.example", merchant.Developer)
+		if a := dev.post("/portal/developers", "/portal/developers/embed-origins", map[string]string{"embed_origins": "https://shop.example/path"}); a.status != http.StatusUnprocessableEntity {
+			t.Errorf("an origin with a path: %d, want 422", a.status)
+		}
+		a := dev.post("/portal/developers", "/portal/developers/embed-origins", map[string]string{"embed_origins": "https://A.example\r\nhttps://b.example:8443\r\n"})
+		if a.status != http.StatusSeeOther || a.header.Get("Location") != "/portal/developers" {
+			t.Fatalf("save origins: %d %.300s", a.status, a.body)
+		}
+		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/embed-origins")
+		if body := dev.do("GET", "/portal/developers", nil).body; !strings.Contains(body, "https://a.example\nhttps://b.example:8443</textarea>") {
+			t.Errorf("the form does not show the stored origins")
+		}
+		if a := dev.post("/portal/developers", "/portal/developers/deliveries/evt_none/resend", nil); a.status != http.StatusNotFound {
+			t.Errorf("resend an unknown event: %d, want 404", a.status)
+		}
+	})
+}

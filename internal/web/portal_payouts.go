@@ -1,0 +1,126 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"payd/internal/merchant"
+	"payd/internal/money"
+	"payd/internal/payout"
+	"payd/internal/portal"
+)
+
+// Payouts (CONTRACT §13): the list (?status=held), a payout's page with its
+// approval record, the form that creates one, and the decisions on a held
+// one. Who may create and decide is the route's permission and, for every
+// entry point, portal.Actions' and the payout service's rule: never the
+// payout's own maker.
+
+func (h *portalPages) payoutRoutes() []portalRoute {
+	return []portalRoute{
+		{method: "GET", path: "/portal/payouts", handle: h.payouts},
+		{method: "GET", path: "/portal/payouts/new", may: portal.CreatePayouts, handle: h.payoutForm},
+		{method: "POST", path: "/portal/payouts", may: portal.CreatePayouts, audit: portal.AuditPayoutCreated, handle: h.createPayout},
+		{method: "GET", path: "/portal/payouts/{uuid}", handle: h.payout},
+		{method: "POST", path: "/portal/payouts/{uuid}/approve", may: portal.DecidePayouts, audit: portal.AuditPayoutApproved, handle: h.decide(true)},
+		{method: "POST", path: "/portal/payouts/{uuid}/reject", may: portal.DecidePayouts, audit: portal.AuditPayoutRejected, handle: h.decide(false)},
+	}
+}
+
+func (h *portalPages) payouts(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	p, _, err := h.principal(r.Context(), s, "")
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	status := r.URL.Query().Get("status")
+	if len(status) > 20 {
+		status = ""
+	}
+	page := pageOf(r)
+	list, total, err := h.Payouts.List(r.Context(), p, payout.ListQuery{Status: status, AllCurrencies: true, Page: page, PerPage: portalPerPage})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	title := "Payouts"
+	if status == string(payout.Held) {
+		title = "Payouts held for approval"
+	}
+	h.render(w, r, http.StatusOK, "payouts", h.page(s, title, map[string]any{"Payouts": list, "Pager": newPager(r, page, total)}))
+}
+
+// payout is a payout's page; a held payout shows the decision forms to a
+// user who may decide it (not its maker).
+func (h *portalPages) payout(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	po, err := h.Payouts.Get(r.Context(), merchant.Principal{MerchantID: s.MerchantID}, r.PathValue("uuid"))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	canDecide := po.Status == payout.Held && h.actions.MayDecide(r.Context(), s, po.UUID) == nil
+	page := h.page(s, "Payout "+po.UUID, map[string]any{"Payout": po, "CanDecide": canDecide})
+	// Only the page's own notices are shown: a link cannot put words on it.
+	page.Notice = decisionNotices[r.URL.Query().Get("done")]
+	h.render(w, r, http.StatusOK, "payout", page)
+}
+
+// decisionNotices are the notices of a payout's page after a decision.
+var decisionNotices = map[string]string{"approved": "You approved the payout.", "rejected": "You rejected the payout: its funds are back in the available balance."}
+
+// decide approves or rejects a held payout (portal.Actions.Decide) and
+// answers 303 back to its page.
+func (h *portalPages) decide(approve bool) sessionHandler {
+	done := "approved"
+	if !approve {
+		done = "rejected"
+	}
+	return func(w http.ResponseWriter, r *http.Request, s portal.Session) {
+		uuid := r.PathValue("uuid")
+		if _, err := h.actions.Decide(r.Context(), s, uuid, approve, r.PostFormValue("reason"), h.client(r)); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		h.redirect(w, r, "/portal/payouts/"+url.PathEscape(uuid)+"?done="+done)
+	}
+}
+
+func (h *portalPages) payoutForm(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	_, currencies, err := h.principal(r.Context(), s, "")
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "payout_new", h.page(s, "New payout", map[string]any{"Currencies": currencies}))
+}
+
+// createPayout makes a payout of one transaction from the form, through the
+// same payout service as the API (portal.Actions.CreatePayout).
+func (h *portalPages) createPayout(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	p, _, err := h.principal(r.Context(), s, r.PostFormValue("currency"))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	po, err := h.actions.CreatePayout(r.Context(), s, p, payoutRequest(r, p.Currency), h.client(r))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.redirect(w, r, "/portal/payouts/"+url.PathEscape(po.UUID))
+}
+
+// payoutRequest is the payouts/new form as the payout service takes it: its
+// recipient details are one name=value a line.
+func payoutRequest(r *http.Request, currency string) payout.Request {
+	params := map[string]any{}
+	for _, line := range strings.Split(r.PostFormValue("params"), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			params[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return payout.Request{Currency: currency, PayoutMethodName: r.PostFormValue("payout_method_name"), Description: r.PostFormValue("description"),
+		PayoutTransactionDetails: []payout.TransactionRequest{{FirstName: r.PostFormValue("first_name"), LastName: r.PostFormValue("last_name"),
+			Amount: money.Input(strings.TrimSpace(r.PostFormValue("amount"))), PayoutMethodParams: params}}}
+}

@@ -1,0 +1,160 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"payd/internal/merchant"
+	"payd/internal/payout"
+	"payd/internal/server/servertest"
+	"payd/internal/store/storetest"
+)
+
+// needsApprovals makes the account hold every payout for a decision.
+func needsApprovals(t *testing.T, e *servertest.Env, p merchant.Principal) {
+	t.Helper()
+	on := true
+	if _, err := e.Merchants.UpdateAccount(context.Background(), p.MerchantID, p.Currency, merchant.AccountUpdate{Approvals: &on}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// payoutForm is the payouts/new form of one bank transfer of amount.
+func payoutForm(amount string) map[string]string {
+	return map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud", "description": "supplier run", "amount": amount,
+		"params": "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"}
+}
+
+// TestPortalPayoutDecisions: a finance user creates a payout from the
+// portal (audited) and, its maker, neither sees the decision forms nor may
+// decide it; another finance user sees them; a viewer neither; two
+// checkers at once get one 303 and one 409; a rejection needs its reason
+// and returns the funds (each decision audited).
+func TestPortalPayoutDecisions(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		needsApprovals(t, e, p)
+		srv := portalServer(t, e)
+		maker := signedIn(t, e, srv, p.MerchantID, "maker@shop.example", merchant.Finance)
+		checker := signedIn(t, e, srv, p.MerchantID, "checker@shop.example", merchant.Finance)
+		boss := signedIn(t, e, srv, p.MerchantID, "boss@shop.example", merchant.Admin)
+		viewer := signedIn(t, e, srv, p.MerchantID, "viewer@shop.example", merchant.Viewer)
+		create := func() string {
+			t.Helper()
+			a := maker.post("/portal/payouts/new", "/portal/payouts", payoutForm("100"))
+			if a.status != http.StatusSeeOther {
+				t.Fatalf("create a payout: %d\n%.500s", a.status, a.body)
+			}
+			wantAudited(t, e, p.MerchantID, "POST", "/portal/payouts")
+			return strings.TrimPrefix(a.header.Get("Location"), "/portal/payouts/")
+		}
+		uuid := create()
+		page := "/portal/payouts/" + uuid
+		forms := []struct {
+			name string
+			user *browser
+			want bool
+		}{{"the maker", maker, false}, {"another finance user", checker, true}, {"an admin", boss, true}, {"a viewer", viewer, false}}
+		for _, tt := range forms {
+			if a := tt.user.do("GET", page, nil); a.status != http.StatusOK || strings.Contains(a.body, `id="approve"`) != tt.want {
+				t.Errorf("%s: %d, decision forms shown = %v, want %v", tt.name, a.status, !tt.want, tt.want)
+			}
+		}
+		if a := maker.post(page, page+"/approve", nil); a.status != http.StatusForbidden || !strings.Contains(a.body, "creator") {
+			t.Errorf("the maker's approval: %d, want 403\n%.300s", a.status, a.body)
+		}
+		tokens := []string{checker.csrf(page), boss.csrf(page)}
+		statuses := make([]int, 2)
+		var wg sync.WaitGroup
+		for i, b := range []*browser{checker, boss} {
+			wg.Go(func() { statuses[i] = b.do("POST", page+"/approve", url.Values{"csrf_token": {tokens[i]}}).status })
+		}
+		wg.Wait()
+		if !(statuses[0] == 303 && statuses[1] == 409) && !(statuses[0] == 409 && statuses[1] == 303) {
+			t.Errorf("two approvals at once: %v, want one 303 and one 409", statuses)
+		}
+		wantAudited(t, e, p.MerchantID, "POST", "/portal/payouts/{uuid}/approve")
+		if a := checker.post(page, page+"/reject", map[string]string{"reason": "too late now"}); a.status != http.StatusConflict || !strings.Contains(a.body, "already approved") {
+			t.Errorf("a decision on a decided payout: %d\n%.300s", a.status, a.body)
+		}
+		rejected := "/portal/payouts/" + create()
+		if a := checker.post(rejected, rejected+"/reject", map[string]string{"reason": "no"}); a.status != http.StatusUnprocessableEntity {
+			t.Errorf("a reason under 5 characters: %d, want 422", a.status)
+		}
+		if a := checker.post(rejected, rejected+"/reject", map[string]string{"reason": "not this supplier"}); a.status != http.StatusSeeOther ||
+			a.header.Get("Location") != rejected+"?done=rejected" {
+			t.Errorf("reject: %d to %q", a.status, a.header.Get("Location"))
+		}
+		wantAudited(t, e, p.MerchantID, "POST", "/portal/payouts/{uuid}/reject")
+		if a := checker.do("GET", rejected+"?done=rejected", nil); !strings.Contains(a.body, "funds are back") || !strings.Contains(a.body, "not this supplier") {
+			t.Errorf("the rejected payout's page:\n%.800s", a.body)
+		}
+		if b := e.Balance(t, p); b.Available != 50000-10050 {
+			t.Errorf("available after one approval and one rejection = %d, want 39950", b.Available)
+		}
+	})
+}
+
+// TestPortalDecidesAPIPayouts: a payout the API made has no maker among the
+// portal's users: every finance and admin user may decide it.
+func TestPortalDecidesAPIPayouts(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		needsApprovals(t, e, p)
+		po, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "api run", PayoutTransactionDetails: []payout.TransactionRequest{{Amount: "10",
+				PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		page := "/portal/payouts/" + po.UUID
+		if a := finance.do("GET", page, nil); !strings.Contains(a.body, `id="approve"`) || !strings.Contains(a.body, "created by app:"+p.AppID) {
+			t.Errorf("the API payout's page:\n%.800s", a.body)
+		}
+		if a := finance.post(page, page+"/approve", nil); a.status != http.StatusSeeOther {
+			t.Errorf("approve: %d\n%.300s", a.status, a.body)
+		}
+	})
+}
+
+// TestPortalPayoutList: the list shows the merchant's payouts, ?status=held
+// only the held ones; the form is offered to who may create payouts.
+func TestPortalPayoutList(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		srv := portalServer(t, e)
+		finance := signedIn(t, e, srv, p.MerchantID, "finance@shop.example", merchant.Finance)
+		viewer := signedIn(t, e, srv, p.MerchantID, "viewer@shop.example", merchant.Viewer)
+		a := finance.post("/portal/payouts/new", "/portal/payouts", payoutForm("10"))
+		uuid := strings.TrimPrefix(a.header.Get("Location"), "/portal/payouts/")
+		if a.status != http.StatusSeeOther || uuid == "" {
+			t.Fatalf("create: %d\n%.300s", a.status, a.body)
+		}
+		tests := []struct {
+			name, path string
+			user       *browser
+			lists, new bool
+		}{
+			{"all, finance", "/portal/payouts", finance, true, true},
+			{"held, finance", "/portal/payouts?status=held", finance, false, true},
+			{"all, viewer", "/portal/payouts", viewer, true, false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				a := tt.user.do("GET", tt.path, nil)
+				if a.status != http.StatusOK || strings.Contains(a.body, uuid) != tt.lists || strings.Contains(a.body, `href="/portal/payouts/new"`) != tt.new {
+					t.Errorf("GET %s: %d, lists %v (want %v), offers the form %v (want %v)", tt.path, a.status,
+						strings.Contains(a.body, uuid), tt.lists, strings.Contains(a.body, `href="/portal/payouts/new"`), tt.new)
+				}
+			})
+		}
+	})
+}
