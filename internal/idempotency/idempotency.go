@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -146,10 +145,6 @@ type Claim struct {
 // already made by an earlier request with the same key.
 var ErrReplay = errors.New("idempotent replay")
 
-// keyInUse is the SQLSTATE idempotency_lock raises for a key another
-// transaction holds (migration 0026).
-const keyInUse = "PD409"
-
 // Do runs effect in one write transaction (store.Do) under the claim c (with
 // c nil, or used already, just effect): the key is claimed in that
 // transaction, and the response rendered from effect's result is stored in
@@ -190,14 +185,11 @@ func Do[T any](ctx context.Context, db *store.DB, c *Claim, effect func(tx *stor
 	return v, nil
 }
 
-// acquire takes the key's advisory lock at the start of the effect's
-// transaction on PostgreSQL, queued to go with the effect's first
-// statement. SQLite runs one writer at a time and needs none.
+// acquire takes the key's lock at the start of the effect's transaction
+// (store.Tx.TryLockKey), queued to go with the effect's first statement.
+// SQLite runs one writer at a time and takes none.
 func (c *Claim) acquire(ctx context.Context, tx *store.Tx) error {
-	if tx.DB().Dialect() != store.Postgres {
-		return nil
-	}
-	if err := tx.Send(ctx, `SELECT idempotency_lock($1)`, lockID(c.id)); err != nil {
+	if err := tx.TryLockKey(ctx, "idempotency", c.id); err != nil {
 		return fmt.Errorf("idempotency lock: %w", err)
 	}
 	return nil
@@ -211,7 +203,7 @@ func (c *Claim) settle(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case store.HasSQLState(err, keyInUse):
+	case store.IsKeyLocked(err):
 		c.inFlight = true
 		return errInFlight
 	}
@@ -321,12 +313,6 @@ func (c *Claim) release() {
 	c.keeper.mu.Lock()
 	delete(c.keeper.inFlight, c.id)
 	c.keeper.mu.Unlock()
-}
-
-func lockID(id string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("idempotency\x00" + id))
-	return int64(h.Sum64())
 }
 
 // Purge deletes stored responses older than Retention.

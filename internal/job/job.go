@@ -130,7 +130,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	}
 	const insert = insertJob + `'available', $6, $7)` + onKeyTaken
 	args := []any{kind, opt.ClockOf, string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
-	if opt.Lane == "" || tx.DB().Dialect() != store.Postgres {
+	if opt.Lane == "" || tx.DB().OneWriter() {
 		if err := tx.Send(ctx, insert, args...); err != nil {
 			return fmt.Errorf("enqueue %s: %w", kind, err)
 		}
@@ -362,7 +362,7 @@ func (q *Queue) Run(ctx context.Context, n int) {
 	for range max(1, n) {
 		wg.Go(func() { q.worker(ctx) })
 	}
-	if q.db.Dialect() == store.Postgres {
+	if !q.db.OneWriter() { // a lane run held jobs for (Enqueue)
 		wg.Go(func() { q.releaseStale(ctx) })
 	}
 	wg.Wait()
@@ -402,7 +402,7 @@ func (q *Queue) worker(ctx context.Context) {
 // so jobs that become due with time, or that other processes enqueue, are
 // not left behind a busy process's own.
 func (q *Queue) runAny(ctx context.Context) (int, error) {
-	if q.db.Dialect() == store.SQLite {
+	if q.db.OneWriter() {
 		return q.runBatch(ctx, scope{all: true}, claimBatch)
 	}
 	q.hintMu.Lock()
@@ -432,7 +432,7 @@ func (q *Queue) runAny(ctx context.Context) (int, error) {
 
 // hint records merchants with jobs due, for runAny (not on SQLite).
 func (q *Queue) hint(merchants ...string) {
-	if q.db.Dialect() == store.SQLite || len(merchants) == 0 {
+	if q.db.OneWriter() || len(merchants) == 0 {
 		return
 	}
 	q.hintMu.Lock()
@@ -503,7 +503,7 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	if sc.all && q.db.Citus() {
+	if sc.all && q.db.Distributed() {
 		merchants, err := q.dueMerchants(ctx, now, bound)
 		if err != nil {
 			return 0, err

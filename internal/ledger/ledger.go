@@ -120,10 +120,10 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("post %s: %w", e.Kind, err)
 	}
-	if tx.DB().Dialect() == store.Postgres {
-		return postPostgres(ctx, tx, e, legs)
+	if tx.DB().OneWriter() {
+		return postEach(ctx, tx, e, legs)
 	}
-	return postEach(ctx, tx, e, legs)
+	return postPostgres(ctx, tx, e, legs)
 }
 
 // spreadSlots is how many slots a bucket has besides its principal row on
@@ -138,10 +138,10 @@ const spreadSlots = 4
 // row and, on PostgreSQL, its spread slots. SQLite has one writer, so there
 // is nothing to spread.
 func slotsOf(db *store.DB) int {
-	if db.Dialect() == store.Postgres {
-		return 1 + spreadSlots
+	if db.OneWriter() {
+		return 1
 	}
-	return 1
+	return 1 + spreadSlots
 }
 
 // FitCopy fits the buckets of a database store.Copy has just filled (payd
@@ -149,8 +149,8 @@ func slotsOf(db *store.DB) int {
 // from SQLite gets its spread slots, empty. Into SQLite, whose posts move a
 // bucket's only row, it refuses a bucket with slots: PostgreSQL's spread
 // balances are not gathered back.
-func FitCopy(ctx context.Context, tx *sql.Tx, dst store.Dialect) error {
-	if dst == store.SQLite {
+func FitCopy(ctx context.Context, tx *sql.Tx, dst *store.DB) error {
+	if slotsOf(dst) == 1 {
 		var n int
 		// spans merchants: payd copy fits every bucket at once
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM ledger_buckets WHERE slot > 0`).Scan(&n); err != nil {
@@ -373,10 +373,7 @@ func SendLockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQue
 
 // lockAccountOf is LockAccountOf's statement and its arguments.
 func lockAccountOf(tx *store.Tx, merchantID, accountQuery string, args []any) (string, []any) {
-	lock := ""
-	if tx.DB().Dialect() == store.Postgres {
-		lock = " FOR UPDATE OF b"
-	}
+	lock := tx.DB().ForUpdateOf("b")
 	args = append(args[:len(args):len(args)], merchantID)
 	return `SELECT b.id FROM ledger_buckets b
 		JOIN (` + accountQuery + `) a ON b.account_id = a.account_id AND b.currency = a.currency

@@ -140,7 +140,7 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 		record = e.RecordID
 	}
 	args := []any{accounts, names, amounts, mayGoNeg, e.Currency, -MaxBalance, MaxBalance, e.MerchantID, slots}
-	if tx.DB().Citus() {
+	if tx.DB().Distributed() {
 		return postCitus(ctx, tx, e, len(legs), record, args)
 	}
 	args = append(args, record, e.Kind, e.At.UnixMilli())

@@ -3,7 +3,6 @@ package payout
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strings"
 
 	"payd/internal/clock"
@@ -251,12 +250,8 @@ func (s *Service) checkExternalID(ctx context.Context, tx *store.Tx, merchantID,
 		}
 		return nil
 	}
-	if tx.DB().Dialect() == store.Postgres {
-		h := fnv.New64a()
-		h.Write([]byte("payout.external_id\x00" + merchantID + "\x00" + externalID))
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(h.Sum64())); err != nil {
-			return fmt.Errorf("lock external_id: %w", err)
-		}
+	if err := tx.LockKey(ctx, "payout.external_id", merchantID+"\x00"+externalID); err != nil {
+		return fmt.Errorf("lock external_id: %w", err)
 	}
 	var uuid string
 	err := tx.QueryRowContext(ctx, `SELECT uuid FROM payouts WHERE merchant_id = $1 AND external_id = $2 AND api_version = 'v1'

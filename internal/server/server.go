@@ -295,11 +295,7 @@ const analyzeEvery = 2 * time.Second
 // (store.AnalyzeStale) until ctx ends, when the PostgreSQL server's
 // autovacuum is off; otherwise (on SQLite and Citus too) it returns at once.
 func (s *Server) keepStatistics(ctx context.Context) {
-	if s.DB.Citus() {
-		return
-	}
-	off, err := s.DB.AutovacuumOff(ctx)
-	if err != nil || !off {
+	if self, err := s.DB.SelfAnalyze(ctx); err != nil || !self {
 		return
 	}
 	s.cfg.Log.Info("autovacuum is off: payd analyzes its own tables so that the planner knows them (--analyze off stops it)")

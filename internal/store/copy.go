@@ -103,7 +103,7 @@ func Copy(ctx context.Context, src, dst *DB, opt CopyOptions) (err error) {
 		}
 	}
 	if opt.Finish != nil {
-		if err := opt.Finish(ctx, out, dst.dialect); err != nil {
+		if err := opt.Finish(ctx, out, dst); err != nil {
 			return err
 		}
 	}
@@ -117,7 +117,7 @@ type CopyOptions struct {
 	// Finish, if set, runs in the target's transaction after the rows are
 	// in: where the two dialects keep the same data in different rows, the
 	// package whose rule that is fits them to the target (ledger.FitCopy).
-	Finish func(ctx context.Context, tx *sql.Tx, dst Dialect) error
+	Finish func(ctx context.Context, tx *sql.Tx, dst *DB) error
 }
 
 // snapshot is the isolation level under which a read transaction sees one

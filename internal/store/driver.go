@@ -35,6 +35,11 @@ type driver interface {
 	recheckAcross(cond string) string
 	// readPool is what the read path (Reader) runs on.
 	readPool() querier
+	// vacuumAdvice, analyzeStale and selfAnalyze are DB.VacuumAdvice,
+	// AnalyzeStale and SelfAnalyze (vacuum.go).
+	vacuumAdvice(ctx context.Context) (string, error)
+	analyzeStale(ctx context.Context, db *DB) ([]string, error)
+	selfAnalyze(ctx context.Context) (bool, error)
 	// close releases what the driver holds besides the pools.
 	close() error
 }

@@ -141,6 +141,13 @@ func (d *sqliteDriver) recheckAcross(string) string { return "" }
 
 func (d *sqliteDriver) readPool() querier { return d.reads }
 
+// SQLite reclaims a deleted row's page on the next insert, and its planner
+// needs no statistics for payd's lookups: there is nothing to advise or
+// analyze.
+func (d *sqliteDriver) vacuumAdvice(context.Context) (string, error)        { return "", nil }
+func (d *sqliteDriver) analyzeStale(context.Context, *DB) ([]string, error) { return nil, nil }
+func (d *sqliteDriver) selfAnalyze(context.Context) (bool, error)           { return false, nil }
+
 func (d *sqliteDriver) close() error {
 	d.stmts.close()
 	d.reads.close()

@@ -172,3 +172,89 @@ func TestSplitSQL(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedOperations: the dialects' differences other packages ask for,
+// as each database answers them (store.go): row locks, claims across
+// merchants, one writer, distribution by merchant.
+func TestNamedOperations(t *testing.T) {
+	t.Parallel()
+	type answers struct {
+		forUpdateOf, skipLockedAcross, recheckAcross string
+		oneWriter, distributed                       bool
+	}
+	want := map[string]answers{
+		"sqlite":   {"", "", "", true, false},
+		"postgres": {" FOR UPDATE OF b", " FOR UPDATE OF e SKIP LOCKED", "", false, false},
+		"citus":    {" FOR UPDATE OF b", "", " AND free", false, true},
+	}
+	for _, target := range storetest.Targets() {
+		t.Run(target.Name, func(t *testing.T) {
+			db := storetest.Open(t, target.DSN(t))
+			got := answers{db.ForUpdateOf("b"), db.SkipLockedAcross("e"), db.RecheckAcross(" AND free"), db.OneWriter(), db.Distributed()}
+			if got != want[target.Name] {
+				t.Errorf("named operations answer %+v, want %+v", got, want[target.Name])
+			}
+		})
+	}
+}
+
+// TestLockKey: a key locked by one transaction (Tx.LockKey) is held until
+// it ends: another transaction's TryLockKey of it fails (IsKeyLocked) and
+// one of another key or namespace does not; once the first has committed,
+// the key is free. SQLite, whose one writer runs one transaction at a
+// time, takes no locks.
+func TestLockKey(t *testing.T) {
+	t.Parallel()
+	for _, target := range storetest.PostgresTargets() {
+		t.Run(target.Name, func(t *testing.T) {
+			db := storetest.Open(t, target.DSN(t))
+			ctx := context.Background()
+			try := func(ns, key string) error {
+				return db.Exec(ctx, func(tx *store.Tx) error {
+					if err := tx.TryLockKey(ctx, ns, key); err != nil {
+						return err
+					}
+					_, err := tx.ExecContext(ctx, `SELECT 1`)
+					return err
+				})
+			}
+			held, release := make(chan struct{}), make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- db.Exec(ctx, func(tx *store.Tx) error {
+					if err := tx.LockKey(ctx, "test", "k"); err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, `SELECT 1`); err != nil {
+						return err
+					}
+					close(held)
+					<-release
+					return nil
+				})
+			}()
+			<-held
+			tests := []struct {
+				name, ns, key string
+				wantLocked    bool
+			}{
+				{"the held key", "test", "k", true},
+				{"another key", "test", "k2", false},
+				{"another namespace", "other", "k", false},
+			}
+			for _, tt := range tests {
+				err := try(tt.ns, tt.key)
+				if got := store.IsKeyLocked(err); got != tt.wantLocked || (!tt.wantLocked && err != nil) {
+					t.Errorf("%s: TryLockKey = %v, locked %v; want locked %v", tt.name, err, got, tt.wantLocked)
+				}
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if err := try("test", "k"); err != nil {
+				t.Errorf("TryLockKey after the holder committed = %v, want nil", err)
+			}
+		})
+	}
+}

@@ -20,13 +20,32 @@ var churnTables = []string{"jobs", "webhook_events", "ledger_buckets", "rate_buc
 // payd's busiest tables (autovacuum off on the server, or disabled on one
 // of them), or "" when nothing does. SQLite needs none: a deleted row's
 // page is reused by the next insert.
-func (db *DB) VacuumAdvice(ctx context.Context) (string, error) {
-	if db.dialect != Postgres {
-		return "", nil
-	}
+func (db *DB) VacuumAdvice(ctx context.Context) (string, error) { return db.drv.vacuumAdvice(ctx) }
+
+// AnalyzeStale does for payd's schema what PostgreSQL's autovacuum would do
+// for the planner when it is off: it runs ANALYZE on the tables whose rows
+// changed since their last analysis beyond autovacuum's default threshold
+// (50 rows and a tenth of the table), at most once a minute each, and
+// returns their names. Without it the planner never learns a table's
+// statistics, and a prepared statement planned while its table was still
+// empty keeps an index scan that reads every row of the merchant: an
+// ANALYZE also makes the server plan those statements anew. It analyzes
+// nothing while another process's round holds the lock, nor on SQLite
+// (whose planner needs no statistics for payd's lookups) or Citus.
+func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
+	return db.drv.analyzeStale(ctx, db)
+}
+
+// SelfAnalyze reports whether payd must keep its tables analyzed itself
+// (AnalyzeStale): on a PostgreSQL server that runs without autovacuum;
+// never on SQLite or Citus, where AnalyzeStale analyzes nothing.
+func (db *DB) SelfAnalyze(ctx context.Context) (bool, error) { return db.drv.selfAnalyze(ctx) }
+
+// vacuumAdvice is VacuumAdvice on PostgreSQL.
+func (d *postgresDriver) vacuumAdvice(ctx context.Context) (string, error) {
 	// One read: the server's switch, and the busy tables whose own switch is off.
 	var on, off string
-	err := db.write.QueryRowContext(ctx, `SELECT current_setting('autovacuum'),
+	err := d.pool.QueryRowContext(ctx, `SELECT current_setting('autovacuum'),
 		COALESCE((SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_class c
 			WHERE c.oid = ANY($1::regclass[]) AND 'autovacuum_enabled=false' = ANY(c.reloptions)), '')`, churnTables).Scan(&on, &off)
 	if err != nil {
@@ -59,20 +78,9 @@ const (
 	reanalyzeAfter = time.Minute
 )
 
-// AnalyzeStale does for payd's schema what PostgreSQL's autovacuum would do
-// for the planner when it is off: it runs ANALYZE on the tables whose rows
-// changed since their last analysis beyond autovacuum's default threshold
-// (50 rows and a tenth of the table), at most once a minute each, and
-// returns their names. Without it the planner never learns a table's
-// statistics, and a prepared statement planned while its table was still
-// empty keeps an index scan that reads every row of the merchant (a payout
-// outcome's account lock took 8.6 ms a call in payd-bench, against well
-// under a millisecond once analyzed): an ANALYZE also makes the server plan
-// those statements anew. It analyzes nothing while another process's round
-// holds the lock, nor on SQLite (whose planner needs no statistics for
-// payd's lookups) or Citus.
-func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
-	if db.dialect != Postgres || db.Citus() {
+// analyzeStale is AnalyzeStale on PostgreSQL.
+func (d *postgresDriver) analyzeStale(ctx context.Context, db *DB) ([]string, error) {
+	if d.citus {
 		return nil, nil
 	}
 	var analyzed []string
@@ -103,14 +111,13 @@ func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
 	return analyzed, nil
 }
 
-// AutovacuumOff reports whether the PostgreSQL server runs without
-// autovacuum (never on SQLite).
-func (db *DB) AutovacuumOff(ctx context.Context) (bool, error) {
-	if db.dialect != Postgres {
+// selfAnalyze is SelfAnalyze on PostgreSQL.
+func (d *postgresDriver) selfAnalyze(ctx context.Context) (bool, error) {
+	if d.citus {
 		return false, nil
 	}
 	var on string
-	if err := db.write.QueryRowContext(ctx, `SELECT current_setting('autovacuum')`).Scan(&on); err != nil {
+	if err := d.pool.QueryRowContext(ctx, `SELECT current_setting('autovacuum')`).Scan(&on); err != nil {
 		return false, fmt.Errorf("read autovacuum setting: %w", err)
 	}
 	return on != "on", nil

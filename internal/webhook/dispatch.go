@@ -456,10 +456,7 @@ func (d *Dispatcher) claimQuery(n int, exclude []string) string {
 // stillFree is the lease's condition on Citus (see skipLocked); on
 // PostgreSQL the claim's locks already keep the events free.
 func (d *Dispatcher) stillFree() string {
-	if d.db.Citus() {
-		return ` AND status = 'pending' AND (locked_until IS NULL OR locked_until < $3)`
-	}
-	return ""
+	return d.db.RecheckAcross(` AND status = 'pending' AND (locked_until IS NULL OR locked_until < $3)`)
 }
 
 // skipLocked is the claims' row-locking suffix. Citus cannot lock the rows
@@ -468,10 +465,7 @@ func (d *Dispatcher) stillFree() string {
 // is what one dispatcher alone wins (the others' updates, which wait for
 // its commit, then find the event leased and skip it).
 func (d *Dispatcher) skipLocked(alias string) string {
-	if d.db.Citus() {
-		return ""
-	}
-	return d.db.SkipLocked(alias)
+	return d.db.SkipLockedAcross(alias)
 }
 
 // claimFor reserves up to n due events of one endpoint for Lease, in one

@@ -169,7 +169,7 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 	// PostgreSQL's identity column does; SQLite, with its one writer, takes
 	// the largest plus one.
 	seqColumn, seqValue := "", ""
-	if tx.DB().Dialect() == store.SQLite {
+	if tx.DB().OneWriter() {
 		seqColumn, seqValue = ", seq", ", (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events)"
 	}
 	// On SQLite the seq subquery spans merchants: SQLite is never distributed.

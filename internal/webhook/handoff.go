@@ -44,7 +44,7 @@ type handed struct {
 // milliseconds) on db, may be written leased to this dispatcher, and until
 // when.
 func (d *Dispatcher) birthLease(db *store.DB, endpoint string, now int64) (int64, bool) {
-	if db.Citus() {
+	if db.Distributed() {
 		return 0, false
 	}
 	d.mu.Lock()
