@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync/atomic"
+	"testing"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -123,6 +125,38 @@ const (
 	maxArgonTime   = 10
 )
 
+// passwordCost is the work of a new hash: passes and memory in KiB.
+type passwordCost struct{ time, memory uint32 }
+
+// productionCost is every real password's; cheapCost the least argon2id
+// allows, which only a test binary may choose (UseCheapPasswordsInTests).
+var (
+	productionCost = passwordCost{argonTime, argonMemory}
+	cheapCost      = passwordCost{1, 8}
+)
+
+// hashCost is the cost HashPassword uses now.
+var hashCost atomic.Pointer[passwordCost]
+
+func costNow() passwordCost {
+	if c := hashCost.Load(); c != nil {
+		return *c
+	}
+	return productionCost
+}
+
+// UseCheapPasswordsInTests makes HashPassword use the least work argon2id
+// allows, for the rest of the process, so a test that signs users in by the
+// dozen does not spend its time hashing. It panics outside a test binary: no
+// real password is ever hashed cheaply. TestPasswordHashes checks the
+// production cost itself.
+func UseCheapPasswordsInTests() {
+	if !testing.Testing() {
+		panic("merchant: cheap password hashes outside a test")
+	}
+	hashCost.Store(&cheapCost)
+}
+
 var argonSlots = make(chan struct{}, hashSlots)
 
 // idKey is argon2.IDKey in one of the hashSlots.
@@ -138,20 +172,23 @@ func HashPassword(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := idKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	c := costNow()
+	key := idKey([]byte(password), salt, c.time, c.memory, argonThreads, argonKeyLen)
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+	return fmt.Sprintf("$argon2id$v=19$%s$%s$%s", c.params(), enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
-// currentParams is the parameter part of a hash HashPassword makes now.
-var currentParams = fmt.Sprintf("m=%d,t=%d,p=%d", argonMemory, argonTime, argonThreads)
+// params is the parameter part of a hash made at c.
+func (c passwordCost) params() string {
+	return fmt.Sprintf("m=%d,t=%d,p=%d", c.memory, c.time, argonThreads)
+}
 
 // NeedsRehash reports whether hash was made with other parameters than
 // HashPassword uses now (the 64 MiB ones of before, say): a sign-in that
 // proves the password then stores a fresh hash.
 func NeedsRehash(hash string) bool {
 	parts := strings.Split(hash, "$")
-	return len(parts) != 6 || parts[1] != "argon2id" || parts[3] != currentParams
+	return len(parts) != 6 || parts[1] != "argon2id" || parts[3] != costNow().params()
 }
 
 // CheckPassword reports whether password matches a HashPassword hash, in constant time.
