@@ -183,9 +183,9 @@ func (h *checkoutPage) pay(w http.ResponseWriter, r *http.Request, id int64, tok
 				h.toShop(w, r, c.Payment)
 				return
 			}
-			h.show(w, r, id, token, http.StatusConflict, nil)
+			h.show(w, r, id, token, fault.Status(e.Kind), nil)
 		case ok && len(e.Fields) > 0:
-			h.show(w, r, id, token, http.StatusUnprocessableEntity, fieldMessages(e.Fields))
+			h.show(w, r, id, token, fault.Status(e.Kind), fieldMessages(e.Fields))
 		default:
 			h.fail(w, err, "payment_id", id)
 		}
@@ -209,7 +209,7 @@ func (h hosted) readAttempt(w http.ResponseWriter, r *http.Request, f hostedForm
 		return gateway.Attempt{}, false
 	}
 	if invalid != nil {
-		show(http.StatusUnprocessableEntity, fieldMessages(invalid.Fields))
+		show(fault.Status(invalid.Kind), fieldMessages(invalid.Fields))
 		return gateway.Attempt{}, false
 	}
 	outcome := r.PostForm.Get("outcome")

@@ -169,9 +169,9 @@ func (h *linkPage) pay(w http.ResponseWriter, r *http.Request, uuid, token strin
 		case ok && e.Code == fault.CodeInvalidState:
 			// A second submit of a paid link (double click, another tab)
 			// ends as the first did; otherwise the page shows the outcome.
-			status = http.StatusConflict
+			status = fault.Status(e.Kind)
 		case ok && len(e.Fields) > 0:
-			status, errs = http.StatusUnprocessableEntity, fieldMessages(e.Fields)
+			status, errs = fault.Status(e.Kind), fieldMessages(e.Fields)
 		default:
 			h.fail(w, err, "uuid", uuid)
 			return

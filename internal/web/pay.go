@@ -117,7 +117,7 @@ func (h *payPage) pay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if invalid != nil {
-		h.renderError(w, http.StatusUnprocessableEntity)
+		h.renderError(w, fault.Status(invalid.Kind))
 		return
 	}
 	outcome := r.PostForm.Get("outcome")
