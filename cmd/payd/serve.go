@@ -18,6 +18,7 @@ import (
 	"payd/internal/proxy"
 	"payd/internal/server"
 	"payd/internal/store"
+	"payd/internal/store/dbcopy"
 	"payd/internal/treasury"
 )
 
@@ -136,7 +137,7 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // runCopy copies the database into another one that holds nothing yet
-// (store.Copy), migrating both to this build's schema first.
+// (dbcopy.Copy), migrating both to this build's schema first.
 func runCopy(ctx context.Context, env *cliEnv, args []string) error {
 	f := newFlags(env, "copy")
 	dsn := f.db()
@@ -163,7 +164,7 @@ func runCopy(ctx context.Context, env *cliEnv, args []string) error {
 		dbs[i] = db
 	}
 	var total int64
-	err := store.Copy(ctx, dbs[0], dbs[1], store.CopyOptions{Finish: ledger.FitCopy, Progress: func(table string, rows int64) {
+	err := dbcopy.Copy(ctx, dbs[0], dbs[1], dbcopy.Options{Finish: ledger.FitCopy, Progress: func(table string, rows int64) {
 		total += rows
 		fmt.Fprintf(env.stdout, "%-28s %d rows\n", table, rows)
 	}})

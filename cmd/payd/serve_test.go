@@ -16,13 +16,14 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/server"
 	"payd/internal/store"
+	"payd/internal/store/migrate"
 	"payd/internal/store/storetest"
 )
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 	storetest.EachUnmigratedDSN(t, func(t *testing.T, dsn string) {
-		all, err := store.Migrations(dialectOf(dsn))
+		all, err := migrate.Migrations(string(dialectOf(dsn)))
 		if err != nil {
 			t.Fatal(err)
 		}

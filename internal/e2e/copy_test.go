@@ -10,6 +10,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/portal"
 	"payd/internal/store"
+	"payd/internal/store/dbcopy"
 	"payd/internal/store/storetest"
 )
 
@@ -179,5 +180,5 @@ func copyOnce(src, dst string) error {
 			return err
 		}
 	}
-	return store.Copy(ctx, dbs[0], dbs[1], store.CopyOptions{Finish: ledger.FitCopy})
+	return dbcopy.Copy(ctx, dbs[0], dbs[1], dbcopy.Options{Finish: ledger.FitCopy})
 }

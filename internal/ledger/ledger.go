@@ -144,7 +144,7 @@ func slotsOf(db *store.DB) int {
 	return 1 + spreadSlots
 }
 
-// FitCopy fits the buckets of a database store.Copy has just filled (payd
+// FitCopy fits the buckets of a database dbcopy.Copy has just filled (payd
 // copy) to its dialect's shape (slotsOf): on PostgreSQL every bucket copied
 // from SQLite gets its spread slots, empty. Into SQLite, whose posts move a
 // bucket's only row, it refuses a bucket with slots: PostgreSQL's spread

@@ -31,6 +31,7 @@ import (
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
+	"payd/internal/store/migrate"
 	"payd/internal/transfer"
 	"payd/internal/treasury"
 	"payd/internal/web"
@@ -125,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	opts := cfg.StoreOptions
 	if opts.MigrationWait == nil {
 		opts.MigrationWait = func() {
-			cfg.Log.Info(MigrationWaitMessage, "advisory_lock", store.MigrationLockID)
+			cfg.Log.Info(MigrationWaitMessage, "advisory_lock", migrate.LockID)
 		}
 	}
 	db, err := store.Open(ctx, cfg.DB, opts)

@@ -60,3 +60,47 @@ func TestDialectsStayInStore(t *testing.T) {
 		}
 	}
 }
+
+// TestDialectFiles reads package store itself: only its dialects' files
+// (sqlite*.go, postgres*.go) name a dialect or its implementation (the
+// constants SQLite and Postgres, sqliteDriver, postgresConn, …); the rest
+// of the package, the engine of transactions, pipelining and group
+// commit, asks the driver (driver.go) and never which one it is.
+func TestDialectFiles(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "sqlite") || strings.HasPrefix(name, "postgres") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := map[*ast.Ident]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if v, ok := n.(*ast.ValueSpec); ok {
+				for _, id := range v.Names {
+					declared[id] = true
+				}
+			}
+			return true
+		})
+		ast.Inspect(f, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || declared[id] {
+				return true
+			}
+			switch {
+			case id.Name == "SQLite" || id.Name == "Postgres",
+				strings.HasPrefix(id.Name, "sqlite") || strings.HasPrefix(id.Name, "postgres"):
+				t.Errorf("%s:%d: %s: a dialect named outside its files; ask the driver", name, fset.Position(id.Pos()).Line, id.Name)
+			}
+			return true
+		})
+	}
+}

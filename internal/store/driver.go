@@ -35,8 +35,15 @@ type driver interface {
 	recheckAcross(cond string) string
 	// readPool is what the read path (Reader) runs on.
 	readPool() querier
+	// lockMigrations, migrateAgain and citusOn answer migrate.Database
+	// (migrate.go): the lock other processes' migrations wait for, whether
+	// a round that met another's runs again, and whether conn's database is
+	// Citus.
+	lockMigrations(ctx context.Context, conn *sql.Conn, wait func()) (release func(), err error)
+	migrateAgain(err error) bool
+	citusOn(ctx context.Context, conn *sql.Conn) (bool, error)
 	// vacuumAdvice, analyzeStale and selfAnalyze are DB.VacuumAdvice,
-	// AnalyzeStale and SelfAnalyze (vacuum.go).
+	// AnalyzeStale and SelfAnalyze (postgres_vacuum.go).
 	vacuumAdvice(ctx context.Context) (string, error)
 	analyzeStale(ctx context.Context, db *DB) ([]string, error)
 	selfAnalyze(ctx context.Context) (bool, error)

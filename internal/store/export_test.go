@@ -8,16 +8,6 @@ import (
 // MaxIDTries exposes the retry bound of InsertUnique to the external tests.
 const MaxIDTries = maxIDTries
 
-// MigrateWith applies those of ms not yet applied, as Migrate applies the
-// embedded migrations.
-func (db *DB) MigrateWith(ctx context.Context, ms []Migration) ([]string, error) {
-	return db.migrate(ctx, ms)
-}
-
-// DistributeMarker is the line at which a migration's tables are
-// distributed on Citus.
-const DistributeMarker = distributeMarker
-
 // SetLaneIdle shortens how long an idle lane lives, for tests of lane churn.
 func SetLaneIdle(d time.Duration) func() {
 	old := laneIdle.Swap(int64(d))

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+
+	"payd/internal/store/migrate"
 )
 
 // PostgreSQL, the database several payd processes share. Both paths are
@@ -17,7 +19,8 @@ import (
 // statements in pgx batches (Pipelining, pipeline.go): payd sends BEGIN
 // and COMMIT itself so that they travel with other statements. pgx keeps
 // its own statement cache per connection. Citus is PostgreSQL distributed
-// by merchant (citus.go): the same driver, which says so (distributed).
+// by merchant (store/migrate/citus.go): the same driver, which says so
+// (distributed).
 
 // postgresDriver is the driver of a PostgreSQL database (or a Citus
 // coordinator).
@@ -99,6 +102,46 @@ func (d *postgresDriver) recheckAcross(cond string) string {
 
 func (d *postgresDriver) readPool() querier { return d.pool }
 func (d *postgresDriver) close() error      { return nil }
+
+// lockMigrations takes the migration lock (migrate.LockID) on conn,
+// waiting for the process that holds it, if one does, to finish its
+// migration: on Citus one migration of any schema in the database at a
+// time, which can take tens of seconds. Before it waits it says so (wait).
+func (d *postgresDriver) lockMigrations(ctx context.Context, conn *sql.Conn, wait func()) (func(), error) {
+	release := func() {
+		conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrate.LockID)
+	}
+	var locked bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", migrate.LockID).Scan(&locked); err != nil {
+		return nil, err
+	}
+	if locked {
+		return release, nil
+	}
+	if wait != nil {
+		wait()
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrate.LockID); err != nil {
+		return nil, err
+	}
+	return release, nil
+}
+
+// migrateAgain is false: other processes' migrations are waited for (lockMigrations).
+func (d *postgresDriver) migrateAgain(error) bool { return false }
+
+func (d *postgresDriver) citusOn(ctx context.Context, conn *sql.Conn) (bool, error) {
+	return isCitus(ctx, conn)
+}
+
+// isCitus reports whether the database has the citus extension.
+func isCitus(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM pg_extension WHERE extname = 'citus'`).Scan(&n)
+	return n > 0, err
+}
 
 // postgresConn is a write transaction on PostgreSQL: a connection of the
 // pool, on which the transaction's BEGIN goes with its first batch.

@@ -14,13 +14,13 @@ import (
 
 // globalTables hold no merchant's rows (or, merchants, are keyed by the
 // merchant id itself; global_keys, by the key it maps to a merchant; pg_class
-// is PostgreSQL's catalog, which store.DB.VacuumAdvice reads, and
-// pg_stat_user_tables its statistics view, which store.DB.AnalyzeStale
-// reads): their statements route by other means.
+// and pg_extension are PostgreSQL's catalogs, which store.DB.VacuumAdvice
+// and Open read, and pg_stat_user_tables its statistics view, which
+// store.DB.AnalyzeStale reads): their statements route by other means.
 var globalTables = map[string]bool{
 	"merchants": true, "secrets": true, "schema_migrations": true,
 	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
-	"global_keys": true, "pg_class": true, "pg_stat_user_tables": true,
+	"global_keys": true, "pg_class": true, "pg_extension": true, "pg_stat_user_tables": true,
 }
 
 // operatorWide are the files whose statements span merchants on purpose:
@@ -32,9 +32,11 @@ var operatorWide = map[string]bool{
 	"internal/webhook/dispatch.go":        true,
 	"internal/server/server.go":           true,
 	"internal/idempotency/idempotency.go": true,
-	"internal/store/migrate.go":           true,
-	"internal/store/citus.go":             true, // the catalogs
-	"internal/store/copy.go":              true, // payd copy: every row of every table
+	"internal/store/migrate/migrate.go":   true,
+	"internal/store/migrate/citus.go":     true, // the catalogs
+	"internal/store/dbcopy/copy.go":       true, // payd copy: every row of every table
+	"internal/store/dbcopy/sqlite.go":     true, // its catalogs
+	"internal/store/dbcopy/postgres.go":   true,
 	"internal/store/storetest/pool.go":    true, // the tests' schemas: the catalogs
 }
 

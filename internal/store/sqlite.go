@@ -30,7 +30,7 @@ type sqliteDriver struct {
 	stmts stmtCache
 	// reads is the read pool with its prepared statements.
 	reads *sqliteReads
-	// ckpt copies SQLite's log into the database file (checkpoint.go).
+	// ckpt copies SQLite's log into the database file (sqlite_checkpoint.go).
 	ckpt *checkpointer
 }
 
@@ -153,6 +153,20 @@ func (d *sqliteDriver) close() error {
 	d.reads.close()
 	return d.ckpt.close()
 }
+
+// lockMigrations takes nothing: SQLite has no lock to wait for; a process
+// that waited out the busy timeout behind another one's migration tries
+// again (migrateAgain).
+func (d *sqliteDriver) lockMigrations(context.Context, *sql.Conn, func()) (func(), error) {
+	return func() {}, nil
+}
+
+// migrateAgain reports whether err is SQLite's "database is locked".
+func (d *sqliteDriver) migrateAgain(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+}
+
+func (d *sqliteDriver) citusOn(context.Context, *sql.Conn) (bool, error) { return false, nil }
 
 // sqliteConn is a write transaction on SQLite: its statements run one after
 // another on the one write connection, each an exchange of its own (there

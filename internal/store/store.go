@@ -1,7 +1,3 @@
-// Package store owns the database handle: opening SQLite or PostgreSQL, the
-// embedded migrations, transactions, and the few places where the two SQL
-// dialects differ. Every other package writes plain SQL with $N placeholders,
-// which both drivers accept.
 package store
 
 import (
@@ -112,6 +108,11 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // whose merchant-owned tables are distributed by merchant (store/citus.go).
 func (db *DB) Citus() bool { return db.drv.distributed() }
 
+// Pool is the write path's pool itself, for the work beside payd's
+// transactions that needs database/sql as it is: copying a whole database
+// (store/dbcopy). Every write of payd's goes through Do.
+func (db *DB) Pool() *sql.DB { return db.write }
+
 // Read returns the handle for reads outside a transaction.
 func (db *DB) Read() *Reader { return db.reader }
 
@@ -129,6 +130,31 @@ func (db *DB) Close() error {
 	}
 	return err
 }
+
+// VacuumAdvice says what keeps PostgreSQL's autovacuum from looking after
+// payd's busiest tables (autovacuum off on the server, or disabled on one
+// of them), or "" when nothing does. SQLite needs none: a deleted row's
+// page is reused by the next insert.
+func (db *DB) VacuumAdvice(ctx context.Context) (string, error) { return db.drv.vacuumAdvice(ctx) }
+
+// AnalyzeStale does for payd's schema what PostgreSQL's autovacuum would do
+// for the planner when it is off: it runs ANALYZE on the tables whose rows
+// changed since their last analysis beyond autovacuum's default threshold
+// (50 rows and a tenth of the table), at most once a minute each, and
+// returns their names. Without it the planner never learns a table's
+// statistics, and a prepared statement planned while its table was still
+// empty keeps an index scan that reads every row of the merchant: an
+// ANALYZE also makes the server plan those statements anew. It analyzes
+// nothing while another process's round holds the lock, nor on SQLite
+// (whose planner needs no statistics for payd's lookups) or Citus.
+func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
+	return db.drv.analyzeStale(ctx, db)
+}
+
+// SelfAnalyze reports whether payd must keep its tables analyzed itself
+// (AnalyzeStale): on a PostgreSQL server that runs without autovacuum;
+// never on SQLite or Citus, where AnalyzeStale analyzes nothing.
+func (db *DB) SelfAnalyze(ctx context.Context) (bool, error) { return db.drv.selfAnalyze(ctx) }
 
 // The named operations below are the dialects' differences that other
 // packages' statements and strategies need, each named for what it means

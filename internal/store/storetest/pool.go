@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"payd/internal/store"
+	"payd/internal/store/migrate"
 )
 
 // A test's PostgreSQL or Citus schema comes from a pool the test processes
@@ -92,7 +93,7 @@ func poolOf(env string) (*pool, error) {
 var serverOptions = map[string]map[string]string{
 	// A test's Citus tables are split into 2 shards each (Citus makes 32
 	// by default), one on each worker, which spreads merchants over both
-	// and keeps a migration short: 3.2 s with 4 shards, 2.4-2.6 s with 2.
+	// and keeps a migration short: each shard is a table to create.
 	CitusDSNEnv: {"options": "-c citus.shard_count=2"},
 }
 
@@ -121,7 +122,7 @@ func (p *pool) prepare() error {
 	return nil
 }
 
-// schemaChange runs fn in a transaction holding the lock store.Migrate
+// schemaChange runs fn in a transaction holding the lock store.DB.Migrate
 // holds, so that no two schema changes in the database run at once.
 func (p *pool) schemaChange(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := p.admin.BeginTx(ctx, nil)
@@ -129,12 +130,12 @@ func (p *pool) schemaChange(ctx context.Context, fn func(tx *sql.Tx) error) erro
 		return err
 	}
 	defer tx.Rollback()
-	// The lock is waited for as store.Migrate waits for it: a migration of
+	// The lock is waited for as store.DB.Migrate waits for it: a migration of
 	// a whole schema holds it, on Citus under the parallel tests' load for
 	// more than 30 s. Then a backend of a test that has ended may still hold
 	// a lock on the schema for a moment; a change that waits longer for
 	// that gives up rather than hold every other test's migration.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, store.MigrationLockID); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.LockID); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"payd/internal/store"
+	"payd/internal/store/migrate"
 )
 
 // DSNEnv names the variable that points the tests at a PostgreSQL server.
@@ -119,7 +120,7 @@ func SQLiteUnmigratedDSN(t testing.TB) string {
 
 // migrationsHash names a build of a dialect's migrations: a hash of them.
 func migrationsHash(d store.Dialect) (string, error) {
-	ms, err := store.Migrations(d)
+	ms, err := migrate.Migrations(string(d))
 	if err != nil {
 		return "", err
 	}

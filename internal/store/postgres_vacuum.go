@@ -1,5 +1,10 @@
 package store
 
+// Vacuum and analyze: PostgreSQL's upkeep of its tables, which payd watches
+// (VacuumAdvice) and stands in for when it is off (AnalyzeStale). This is
+// the PostgreSQL driver's; SQLite's answers, nothing to do, are in
+// sqlite.go.
+
 import (
 	"context"
 	"fmt"
@@ -15,31 +20,6 @@ import (
 // run: without autovacuum they grow without bound and their statements slow
 // down with them.
 var churnTables = []string{"jobs", "webhook_events", "ledger_buckets", "rate_buckets"}
-
-// VacuumAdvice says what keeps PostgreSQL's autovacuum from looking after
-// payd's busiest tables (autovacuum off on the server, or disabled on one
-// of them), or "" when nothing does. SQLite needs none: a deleted row's
-// page is reused by the next insert.
-func (db *DB) VacuumAdvice(ctx context.Context) (string, error) { return db.drv.vacuumAdvice(ctx) }
-
-// AnalyzeStale does for payd's schema what PostgreSQL's autovacuum would do
-// for the planner when it is off: it runs ANALYZE on the tables whose rows
-// changed since their last analysis beyond autovacuum's default threshold
-// (50 rows and a tenth of the table), at most once a minute each, and
-// returns their names. Without it the planner never learns a table's
-// statistics, and a prepared statement planned while its table was still
-// empty keeps an index scan that reads every row of the merchant: an
-// ANALYZE also makes the server plan those statements anew. It analyzes
-// nothing while another process's round holds the lock, nor on SQLite
-// (whose planner needs no statistics for payd's lookups) or Citus.
-func (db *DB) AnalyzeStale(ctx context.Context) ([]string, error) {
-	return db.drv.analyzeStale(ctx, db)
-}
-
-// SelfAnalyze reports whether payd must keep its tables analyzed itself
-// (AnalyzeStale): on a PostgreSQL server that runs without autovacuum;
-// never on SQLite or Citus, where AnalyzeStale analyzes nothing.
-func (db *DB) SelfAnalyze(ctx context.Context) (bool, error) { return db.drv.selfAnalyze(ctx) }
 
 // vacuumAdvice is VacuumAdvice on PostgreSQL.
 func (d *postgresDriver) vacuumAdvice(ctx context.Context) (string, error) {

@@ -1,4 +1,4 @@
-package store
+package migrate
 
 import "strings"
 
@@ -7,7 +7,7 @@ import "strings"
 // (--…, /*…*/). Statements that are only comments are dropped. Citus needs
 // a migration's statements one at a time once its tables are distributed:
 // it forwards a changed table's whole query text to the workers, which
-// refuse several commands in one (store/citus.go).
+// refuse several commands in one (citus.go).
 func SplitSQL(script string) []string {
 	var out []string
 	start, code := 0, false // code: the statement has more than comments

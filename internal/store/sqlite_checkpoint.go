@@ -14,10 +14,8 @@ import (
 // flushes it. By default the connection that commits runs one whenever the
 // log passes 1,000 pages: payd's one writer would stop to copy and flush
 // some 4 MB, and every request queued behind it would wait. A payin's
-// creation changes about ten pages, so under load that was several times a
-// second, and it set payd's p99 (payd-bench, half-peak creates on SQLite:
-// p99 14.8-21.4 ms with the writer checkpointing, 9.7-13.6 ms without, four
-// alternating pairs).
+// creation changes about ten pages, so under load that would be several
+// times a second, in the tail of every request's latency.
 //
 // So a connection of its own, the checkpointer, copies the log every
 // checkpointEvery, PASSIVE: it neither waits for nor holds up the writer or

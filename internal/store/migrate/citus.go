@@ -1,4 +1,4 @@
-package store
+package migrate
 
 import (
 	"context"
@@ -7,21 +7,21 @@ import (
 	"slices"
 )
 
-// Citus (issue 19). On a PostgreSQL database with the citus extension,
-// Migrate distributes the schema after applying the migrations:
+// Citus. On a PostgreSQL database with the citus extension, Apply
+// distributes the schema after applying the migrations:
 //
 //   - merchants becomes a reference table (a copy on every node), which every
 //     merchant's rows point at;
 //   - every table with a merchant_id column is distributed by it, colocated
 //     with accounts, so that one merchant's rows of every table live in one
 //     shard group and a transaction of one merchant is routed to one node;
-//   - global_keys is distributed by its key (store/keys.go), so a lookup of a
+//   - global_keys is distributed by its key (store's keys.go), so a lookup of a
 //     key is routed to the key's shard;
 //   - the rest stays on the coordinator: secrets, the throttles' counters and
 //     schema_migrations. (The job queue did until migration 0023 keyed it by
 //     merchant: a transaction that enqueued a job committed in two phases.)
 //
-// It runs again after every migrate and does only what is not done. On
+// It runs again after every Apply and does only what is not done. On
 // plain PostgreSQL and SQLite nothing happens.
 //
 // A table a later migration adds must be distributed inside that migration,
@@ -37,24 +37,16 @@ import (
 // citusAnchor is the table every merchant-owned table is colocated with.
 const citusAnchor = "accounts"
 
-// isCitus reports whether the database has the citus extension.
-func isCitus(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM pg_extension WHERE extname = 'citus'`).Scan(&n)
-	return n > 0, err
-}
-
-// distributeMarker is the line of a migration at which, on Citus, the
+// DistributeMarker is the line of a migration at which, on Citus, the
 // tables it has created so far are distributed.
-const distributeMarker = "-- payd: distribute"
+const DistributeMarker = "-- payd: distribute"
 
-// citusTx sets what a transaction that changes distributed tables needs: a
-// foreign key to a reference table makes Citus run the whole transaction
-// over one connection per node, and the guard triggers of the append-only
-// tables (audit_log, reports) only refuse changes, which is safe on shards.
-func citusTx(ctx context.Context, tx *sql.Tx) error {
+// PrepareCitus sets what a transaction that changes distributed tables
+// needs (a migration's, or a copy's into Citus): a foreign key to a
+// reference table makes Citus run the whole transaction over one
+// connection per node, and the guard triggers of the append-only tables
+// (audit_log, reports) only refuse changes, which is safe on shards.
+func PrepareCitus(ctx context.Context, tx *sql.Tx) error {
 	for _, set := range []string{`SET LOCAL citus.multi_shard_modify_mode TO sequential`, `SET LOCAL citus.enable_unsafe_triggers TO on`} {
 		if _, err := tx.ExecContext(ctx, set); err != nil {
 			return err
@@ -63,7 +55,7 @@ func citusTx(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// distribute distributes what is not yet distributed, in tx (see citusTx).
+// distribute distributes what is not yet distributed, in tx (see PrepareCitus).
 func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 	defer func() {
 		if err != nil {
@@ -72,7 +64,7 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 	}()
 	// placed are the tables of the current schema already distributed or
 	// made reference tables (not those Citus only keeps on the coordinator).
-	placedNames, err := QueryColumn[string](ctx, tx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+	placedNames, err := queryColumn[string](ctx, tx, `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
 		WHERE c.relnamespace = current_schema()::regnamespace AND (p.partmethod <> 'n' OR p.repmodel = 't')`)
 	if err != nil {
 		return err
@@ -151,7 +143,7 @@ func distribute(ctx context.Context, tx *sql.Tx) (err error) {
 // merchant_id column (global_keys aside), parents before the tables whose
 // foreign keys point at them, as Citus distributes them.
 func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	tables, err := QueryColumn[string](ctx, tx, `SELECT table_name FROM information_schema.columns
+	tables, err := queryColumn[string](ctx, tx, `SELECT table_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND column_name = 'merchant_id' AND table_name <> 'global_keys' ORDER BY 1`)
 	if err != nil {
 		return nil, err
@@ -167,14 +159,14 @@ func merchantTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	for _, e := range edges {
 		parents[e.child] = append(parents[e.child], e.parent)
 	}
-	return parentsFirst(append([]string{citusAnchor}, tables...), parents), nil
+	return ParentsFirst(append([]string{citusAnchor}, tables...), parents), nil
 }
 
-// parentsFirst orders tables so that each comes after the tables its
+// ParentsFirst orders tables so that each comes after the tables its
 // foreign keys point at (parents, by table; those not in tables are left
 // out), otherwise in the order given: the order Citus distributes tables
 // in, and payd copy fills them in.
-func parentsFirst(tables []string, parents map[string][]string) []string {
+func ParentsFirst(tables []string, parents map[string][]string) []string {
 	var out []string
 	seen := map[string]bool{}
 	var visit func(t string)
@@ -194,4 +186,48 @@ func parentsFirst(tables []string, parents map[string][]string) []string {
 		visit(t)
 	}
 	return out
+}
+
+// distributeAll distributes, in a transaction of its own, what the
+// migrations left undistributed: the whole schema, the first time.
+func distributeAll(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	if err := PrepareCitus(ctx, tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	if err := distribute(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("distribute on citus: %w", err)
+	}
+	return nil
+}
+
+// queryAll runs query and returns one T per row, each filled by scan.
+func queryAll[T any](ctx context.Context, tx *sql.Tx, query string, scan func(*sql.Rows, *T) error, args ...any) ([]T, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// queryColumn runs a query of one column and returns its values.
+func queryColumn[T any](ctx context.Context, tx *sql.Tx, query string, args ...any) ([]T, error) {
+	return queryAll(ctx, tx, query, func(r *sql.Rows, v *T) error { return r.Scan(v) }, args...)
 }

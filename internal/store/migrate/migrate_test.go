@@ -1,4 +1,4 @@
-package store_test
+package migrate_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"payd/internal/store"
+	"payd/internal/store/migrate"
 	"payd/internal/store/storetest"
 )
 
 func migrationNames(t *testing.T, d store.Dialect) []string {
 	t.Helper()
-	ms, err := store.Migrations(d)
+	ms, err := migrate.Migrations(string(d))
 	if err != nil {
 		t.Fatalf("Migrations(%s): %v", d, err)
 	}
@@ -29,11 +30,11 @@ func migrationNames(t *testing.T, d store.Dialect) []string {
 
 func TestMigrationSetsMatch(t *testing.T) {
 	t.Parallel()
-	sqlite, err := store.Migrations(store.SQLite)
+	sqlite, err := migrate.Migrations("sqlite")
 	if err != nil {
 		t.Fatalf("Migrations(sqlite): %v", err)
 	}
-	postgres, err := store.Migrations(store.Postgres)
+	postgres, err := migrate.Migrations("postgres")
 	if err != nil {
 		t.Fatalf("Migrations(postgres): %v", err)
 	}
@@ -44,7 +45,7 @@ func TestMigrationSetsMatch(t *testing.T) {
 		Version int
 		Name    string
 	}
-	steps := func(ms []store.Migration) []step {
+	steps := func(ms []migrate.Migration) []step {
 		var out []step
 		for _, m := range ms {
 			out = append(out, step{m.Version, m.Name})
@@ -56,7 +57,7 @@ func TestMigrationSetsMatch(t *testing.T) {
 	}
 	// Versions run 1, 2, 3, … without gaps (Migrate would apply a late
 	// arrival, but a gap on main means a lost migration).
-	for _, ms := range [][]store.Migration{sqlite, postgres} {
+	for _, ms := range [][]migrate.Migration{sqlite, postgres} {
 		for i, m := range ms {
 			if m.Version != i+1 || m.SQL == "" {
 				t.Errorf("migration %d is %s (version %d, %d bytes of SQL), want version %d with SQL", i, m.Name, m.Version, len(m.SQL), i+1)
@@ -67,7 +68,7 @@ func TestMigrationSetsMatch(t *testing.T) {
 
 func TestMigrationsUnknownDialect(t *testing.T) {
 	t.Parallel()
-	if ms, err := store.Migrations("oracle"); err == nil {
+	if ms, err := migrate.Migrations("oracle"); err == nil {
 		t.Errorf("Migrations(oracle) = %d migrations, nil error; want an error", len(ms))
 	}
 }
@@ -205,7 +206,7 @@ func TestMigrateSaysWhenItWaits(t *testing.T) {
 		defer conn.Close()
 		// Another process migrating: it holds the lock (after any other
 		// test's schema change that holds it now).
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", store.MigrationLockID); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrate.LockID); err != nil {
 			t.Fatal(err)
 		}
 		migrated := make(chan error, 1)
@@ -220,7 +221,7 @@ func TestMigrateSaysWhenItWaits(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("Migrate did not say it waits within a minute")
 		}
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", store.MigrationLockID); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", migrate.LockID); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-migrated; err != nil {
