@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"errors"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 
 	"payd/internal/bank"
@@ -88,39 +85,26 @@ func (a *API) lookupQRImage(w http.ResponseWriter, r *http.Request) {
 // readQRImage reads the part qr_image of a multipart body, bounded as it is
 // read; other parts are skipped.
 func readQRImage(r *http.Request) ([]byte, error) {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return nil, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
-			"the body must be multipart/form-data, with the image as the part qr_image")
-	}
 	var data []byte
 	found := false
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
+	limit := func(name string) int64 {
+		if name != "qr_image" {
+			return skipPart
 		}
-		if err != nil {
-			return nil, kycMultipartError(err)
+		return bank.MaxQRImageBytes
+	}
+	err := readParts(r, "with the image as the part qr_image", limit, func(_ string, image []byte, over bool) error {
+		switch {
+		case found:
+			return fault.Field("qr_image", "is sent more than once")
+		case over:
+			return fault.New(fault.TooLarge, fault.CodeTooLarge, "qr_image is larger than %d bytes", bank.MaxQRImageBytes)
 		}
-		if part.FormName() != "qr_image" {
-			if _, err := io.Copy(io.Discard, part); err != nil {
-				return nil, kycMultipartError(err)
-			}
-			continue
-		}
-		if found {
-			return nil, fault.Field("qr_image", "is sent more than once")
-		}
-		data, err = io.ReadAll(io.LimitReader(part, bank.MaxQRImageBytes+1))
-		if err != nil {
-			return nil, kycMultipartError(err)
-		}
-		if len(data) > bank.MaxQRImageBytes {
-			return nil, fault.New(fault.TooLarge, fault.CodeTooLarge, "qr_image is larger than %d bytes", bank.MaxQRImageBytes)
-		}
-		found = true
+		data, found = image, true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !found {
 		return nil, fault.Field("qr_image", "is required: a PNG or JPEG image")

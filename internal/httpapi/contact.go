@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"slices"
 
@@ -246,52 +243,33 @@ func (a *API) submitKYC(w http.ResponseWriter, r *http.Request) {
 // by maxKYCTextBytes. Unknown parts are skipped.
 func readKYCForm(r *http.Request) (contact.KYCSubmission, error) {
 	k := contact.KYCSubmission{Documents: map[string][]byte{}}
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return k, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
-			"the body must be multipart/form-data, with the documents as file parts")
-	}
 	texts := map[string]*string{
 		"email": &k.Email, "document_type": &k.DocumentType, "document_number": &k.DocumentNumber,
 		"issue_date": &k.IssueDate, "expiry_date": &k.ExpiryDate, "issue_country": &k.IssueCountry,
 		"nationality": &k.Nationality, "webhook_notification": &k.WebhookNotification,
 	}
+	limit := func(name string) int64 {
+		switch {
+		case slices.Contains(contact.DocumentParts, name):
+			return contact.MaxDocumentBytes
+		case name == "webhook_notification":
+			return contact.MaxWebhookNotificationBytes
+		case texts[name] == nil:
+			return skipPart
+		}
+		return maxKYCTextBytes
+	}
 	f := fault.Fields{}
 	seen := map[string]bool{}
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return k, kycMultipartError(err)
-		}
-		name := part.FormName()
+	err := readParts(r, "with the documents as file parts", limit, func(name string, data []byte, over bool) error {
 		isFile := slices.Contains(contact.DocumentParts, name)
-		limit := int64(maxKYCTextBytes)
-		switch {
-		case isFile:
-			limit = contact.MaxDocumentBytes
-		case name == "webhook_notification":
-			limit = contact.MaxWebhookNotificationBytes
-		case texts[name] == nil:
-			if _, err := io.Copy(io.Discard, part); err != nil {
-				return k, kycMultipartError(err)
-			}
-			continue
-		}
-		data, err := io.ReadAll(io.LimitReader(part, limit+1))
-		if err != nil {
-			return k, kycMultipartError(err)
-		}
 		switch {
 		case seen[name]:
 			f.Add(name, "is sent more than once")
-		case int64(len(data)) > limit && isFile:
-			return k, contact.DocumentTooLarge(name)
-		case int64(len(data)) > limit:
-			f.Add(name, fmt.Sprintf("is at most %d bytes", limit))
+		case over && isFile:
+			return contact.DocumentTooLarge(name)
+		case over:
+			f.Add(name, fmt.Sprintf("is at most %d bytes", limit(name)))
 		case isFile:
 			k.Documents[name] = data
 		default:
@@ -299,6 +277,10 @@ func readKYCForm(r *http.Request) (contact.KYCSubmission, error) {
 			f.AddErr(textPartProblem(name, data))
 		}
 		seen[name] = true
+		return nil
+	})
+	if err != nil {
+		return k, err
 	}
 	return k, f.Err()
 }
@@ -310,14 +292,6 @@ func textPartProblem(name string, data []byte) error {
 		return input.JSONIn(name, data)
 	}
 	return input.Check(name, string(data))
-}
-
-func kycMultipartError(err error) error {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return fault.New(fault.TooLarge, fault.CodeTooLarge, "the body is larger than %d bytes", tooBig.Limit)
-	}
-	return fault.New(fault.Malformed, codeMalformedMultipart, "the multipart body could not be read: %v", err)
 }
 
 func (a *API) resendVerification(w http.ResponseWriter, r *http.Request) {

@@ -2,11 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -18,6 +15,9 @@ import (
 
 // maxPayoutFileBodyBytes bounds POST /v1/payouts/file: the file and its fields.
 const maxPayoutFileBodyBytes = payout.MaxFileBytes + 64<<10
+
+// maxPayoutTextBytes bounds each text part of POST /v1/payouts/file.
+const maxPayoutTextBytes = 4 << 10
 
 // scheduleAheadText is payout.MaxScheduleAheadDays in the documents' words.
 var scheduleAheadText = fmt.Sprintf("%d days", payout.MaxScheduleAheadDays)
@@ -95,74 +95,34 @@ func (a *API) createPayoutFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // readPayoutFile reads the multipart body of POST /v1/payouts/file, each
-// part bounded as it is read.
+// part bounded as it is read: the file by payout.MaxFileBytes, the text
+// parts by maxPayoutTextBytes.
 func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error) {
 	var req payout.V1Request
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return req, payout.BatchFile{}, fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia,
-			"the body must be multipart/form-data, with the CSV as the part file")
-	}
 	f := fault.Fields{}
 	var data []byte
 	haveFile := false
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return req, payout.BatchFile{}, kycMultipartError(err)
-		}
-		name := part.FormName()
-		limit := int64(4 << 10)
+	limit := func(name string) int64 {
 		if name == "file" {
-			limit = payout.MaxFileBytes
+			return payout.MaxFileBytes
 		}
-		value, err := io.ReadAll(io.LimitReader(part, limit+1))
-		if err != nil {
-			return req, payout.BatchFile{}, kycMultipartError(err)
-		}
-		if int64(len(value)) > limit {
-			if name == "file" {
-				return req, payout.BatchFile{}, fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", payout.MaxFileBytes)
-			}
-			f.Add(input.Quote(name), fmt.Sprintf("is at most %d bytes", limit))
-			continue
-		}
-		if name == "file" {
+		return maxPayoutTextBytes
+	}
+	err := readParts(r, "with the CSV as the part file", limit, func(name string, value []byte, over bool) error {
+		switch {
+		case over && name == "file":
+			return fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", payout.MaxFileBytes)
+		case over:
+			f.Add(input.Quote(name), fmt.Sprintf("is at most %d bytes", maxPayoutTextBytes))
+		case name == "file":
 			data, haveFile = value, true
-			continue
+		default:
+			payoutFilePart(f, &req, name, value)
 		}
-		// A text part meets the input rule (CONTRACT §24): description is free
-		// text and may run over lines; the others are one line each.
-		if p := input.Problem(name, string(value)); p != "" {
-			f.Add(input.Quote(name), p)
-			continue
-		}
-		switch name {
-		case "description":
-			req.Description = string(value)
-		case "scheduled_at":
-			req.ScheduledAt = string(value)
-		case "external_id":
-			req.ExternalID = string(value)
-		case "is_retry":
-			b, err := strconv.ParseBool(string(value))
-			if err != nil {
-				f.Add("is_retry", "must be true or false")
-			}
-			req.IsRetry = b
-		case "webhook_notification":
-			if err := json.Unmarshal(value, &req.WebhookNotification); err != nil {
-				f.Add("webhook_notification", `must be a JSON object {"endpoint_url","authorization_header"}`)
-			} else if e, ok := fault.As(input.JSONIn("webhook_notification", value)); ok {
-				for k, v := range e.Fields {
-					f.Add(k, v)
-				}
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return req, payout.BatchFile{}, err
 	}
 	if !haveFile {
 		f.Add("file", "is required")
@@ -172,4 +132,37 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 	}
 	file, err := payout.ParseFile(data)
 	return req, file, err
+}
+
+// payoutFilePart sets the member of req a text part of POST
+// /v1/payouts/file names, its problems added to f. A text part meets the
+// input rule (CONTRACT §24): description is free text and may run over
+// lines; the others are one line each.
+func payoutFilePart(f fault.Fields, req *payout.V1Request, name string, value []byte) {
+	if p := input.Problem(name, string(value)); p != "" {
+		f.Add(input.Quote(name), p)
+		return
+	}
+	switch name {
+	case "description":
+		req.Description = string(value)
+	case "scheduled_at":
+		req.ScheduledAt = string(value)
+	case "external_id":
+		req.ExternalID = string(value)
+	case "is_retry":
+		b, err := strconv.ParseBool(string(value))
+		if err != nil {
+			f.Add("is_retry", "must be true or false")
+		}
+		req.IsRetry = b
+	case "webhook_notification":
+		if err := json.Unmarshal(value, &req.WebhookNotification); err != nil {
+			f.Add("webhook_notification", `must be a JSON object {"endpoint_url","authorization_header"}`)
+		} else if e, ok := fault.As(input.JSONIn("webhook_notification", value)); ok {
+			for k, v := range e.Fields {
+				f.Add(k, v)
+			}
+		}
+	}
 }
