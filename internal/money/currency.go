@@ -117,16 +117,22 @@ func Codes() []string {
 	return slices.Clone(codes)
 }
 
-// UnitsOf is n whole units of the currency code in its minor units (n
-// times ten to its digits). It panics on a code that is not a currency: it
-// is for tables written in whole units and built at start (the payin and
-// payout method catalogues), where such a code is a bug.
-func UnitsOf(code string, n int64) int64 {
+// MustLookup is Lookup for tables built at start (the payin and payout
+// method catalogues): it panics on a code that is not a currency, which in
+// such a table is a bug.
+func MustLookup(code string) Currency {
 	c, err := Lookup(code)
 	if err != nil {
 		panic(err)
 	}
-	return n * int64(pow10[c.digits()])
+	return c
+}
+
+// UnitsOf is n whole units of the currency code in its minor units (n
+// times ten to its digits). It panics, as MustLookup does, on a code that is
+// not a currency: it is for tables written in whole units.
+func UnitsOf(code string, n int64) int64 {
+	return n * int64(pow10[MustLookup(code).digits()])
 }
 
 // RoundsOnInput reports whether amounts in c are rounded to the currency's

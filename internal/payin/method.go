@@ -1,7 +1,6 @@
 package payin
 
 import (
-	"fmt"
 	"sort"
 
 	"payd/internal/money"
@@ -134,40 +133,22 @@ var catalogue = []Method{
 		Params: []param.Param{pCallback, pFailureCallback}, FeeBPS: 290, FeeFixedMinor: 30},
 }
 
-// byCode indexes the catalogue, whose entries it checks (codes unique,
-// currencies known) once, at start.
-var byCode = func() map[string]Method {
-	m := map[string]Method{}
-	for i, meth := range catalogue {
-		if _, dup := m[meth.Code]; dup {
-			panic(fmt.Sprintf("payin catalogue: %s twice", meth.Code))
-		}
-		c, err := money.Lookup(meth.Currency)
-		if err != nil {
-			panic("payin catalogue: " + err.Error())
-		}
-		catalogue[i].currency = c
-		m[meth.Code] = catalogue[i]
-	}
-	return m
-}()
+// methods indexes the catalogue, each method's currency filled in from money.
+var methods = param.NewCatalogue("payin", catalogue, func(m *Method) string {
+	m.currency = money.MustLookup(m.Currency)
+	return m.Code
+})
 
 // Lookup finds a method by its code. A code that is not in the catalogue is
 // an error that names it.
-func Lookup(code string) (Method, error) {
-	m, ok := byCode[code]
-	if !ok {
-		return Method{}, fmt.Errorf("%q is not a payin method", code)
-	}
-	return m, nil
-}
+func Lookup(code string) (Method, error) { return methods.Lookup(code) }
 
 // Enabled returns the methods an account offers: those named in its
 // settings, or, when it has none, every default method of its currency.
 func Enabled(currency string, accountMethods []string) []Method {
 	var out []Method
 	if accountMethods == nil {
-		for _, m := range catalogue {
+		for m := range methods.All() {
 			if m.Currency == currency && !m.OffByDefault {
 				out = append(out, m)
 			}
@@ -175,7 +156,7 @@ func Enabled(currency string, accountMethods []string) []Method {
 		return out
 	}
 	for _, code := range accountMethods {
-		if m, ok := byCode[code]; ok && m.Currency == currency {
+		if m, err := methods.Lookup(code); err == nil && m.Currency == currency {
 			out = append(out, m)
 		}
 	}

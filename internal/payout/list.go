@@ -44,7 +44,7 @@ func (s *Service) Methods(ctx context.Context, p merchant.Principal) ([]MethodVi
 		return nil, err
 	}
 	out := []MethodView{}
-	for _, m := range catalogue {
+	for m := range methods.All() {
 		if enabled(m, acc.Currency, acc.Methods) {
 			out = append(out, m.view())
 		}

@@ -142,32 +142,15 @@ var catalogue = []Method{
 			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}}},
 }
 
-// byCode indexes the catalogue, whose entries it checks once, at start.
-var byCode = func() map[string]Method {
-	m := map[string]Method{}
-	for i, meth := range catalogue {
-		if _, dup := m[meth.Code]; dup {
-			panic(fmt.Sprintf("payout catalogue: %s twice", meth.Code))
-		}
-		c, err := money.Lookup(meth.Currency)
-		if err != nil {
-			panic("payout catalogue: " + err.Error())
-		}
-		catalogue[i].currency = c
-		m[meth.Code] = catalogue[i]
-	}
-	return m
-}()
+// methods indexes the catalogue, each method's currency filled in from money.
+var methods = param.NewCatalogue("payout", catalogue, func(m *Method) string {
+	m.currency = money.MustLookup(m.Currency)
+	return m.Code
+})
 
 // Lookup finds a method by its code. A code that is not in the catalogue is
 // an error that names it.
-func Lookup(code string) (Method, error) {
-	m, ok := byCode[code]
-	if !ok {
-		return Method{}, fmt.Errorf("%q is not a payout method", code)
-	}
-	return m, nil
-}
+func Lookup(code string) (Method, error) { return methods.Lookup(code) }
 
 // enabled reports whether an account offers m. accountMethods is the
 // account's method setting, shared with payins: nil, or a list naming no
@@ -181,7 +164,7 @@ func enabled(m Method, currency string, accountMethods []string) bool {
 		if c == m.Code {
 			return true
 		}
-		if _, ok := byCode[c]; ok {
+		if methods.Has(c) {
 			namesPayouts = true
 		}
 	}
