@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/httpapi"
 	"payd/internal/merchant"
 	"payd/internal/money"
@@ -34,6 +35,11 @@ type payd struct {
 type option func(*server.Config)
 
 func production(c *server.Config) { c.Env = httpapi.Production }
+
+// onClock runs the server on clk instead of the real clock, for a test that
+// waits for time to pass (a Retry-After, a retry delay): it moves clk
+// instead of sleeping.
+func onClock(clk *clock.Manual) option { return func(c *server.Config) { c.Clock = clk } }
 
 // start runs payd on dsn until the test ends. It listens before it opens,
 // so the links payd hands out (pay_url, say) carry the server's real address
@@ -266,6 +272,32 @@ func (p *payd) runDue(as creds) {
 	if r := p.post("/v2/sandbox/clock", as, map[string]any{"advance_seconds": 0}); r.Status != 200 {
 		p.t.Fatalf("advance clock: %d %s", r.Status, r.Body)
 	}
+}
+
+// drainWithin bounds how long drained waits for a merchant's webhook events
+// to be delivered.
+const drainWithin = 10 * time.Second
+
+// drained runs every job due on the merchant's clock (job.Queue.RunDue,
+// which also waits for those another worker is running) and waits until
+// none of the merchant's webhook events is left to deliver. A receiver has
+// every delivery before its event leaves pending, so from then on nothing
+// more is sent about what has happened so far: a test asserts what was not
+// delivered after it, instead of sleeping and hoping.
+func (p *payd) drained(t testing.TB, as creds) {
+	t.Helper()
+	ctx := context.Background()
+	var pending int
+	waitUntilOr(t, "the merchant's webhook events to be delivered", drainWithin, func() bool {
+		if err := p.srv.Queue.RunDue(ctx, as.MerchantID); err != nil {
+			t.Fatalf("run due jobs: %v", err)
+		}
+		err := p.srv.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM webhook_events WHERE merchant_id = $1 AND status = 'pending'`, as.MerchantID).Scan(&pending)
+		if err != nil {
+			t.Fatalf("count pending webhook events: %v", err)
+		}
+		return pending == 0
+	}, func() string { return fmt.Sprintf(" (%d still pending)", pending) })
 }
 
 // want fails the test unless the answer has the status.

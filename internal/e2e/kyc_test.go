@@ -126,15 +126,17 @@ func newKYCReceiver(t *testing.T) *kycReceiver {
 	return k
 }
 
-// byType waits until n deliveries arrived and returns them by X-Event-Type.
-func (k *kycReceiver) byType(t *testing.T, n int) map[string]kycHook {
+// byType waits until n deliveries arrived and the merchant's events are
+// drained (p.drained: a delivery beyond n would have arrived by then), and
+// returns them by X-Event-Type.
+func (k *kycReceiver) byType(t *testing.T, p *payd, as creds, n int) map[string]kycHook {
 	t.Helper()
 	waitUntil(t, fmt.Sprintf("%d webhook deliveries", n), 10*time.Second, func() bool {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		return len(k.got) >= n
 	})
-	time.Sleep(100 * time.Millisecond) // a delivery beyond n would show up here
+	p.drained(t, as)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.got) != n {
@@ -187,7 +189,7 @@ func TestKYCApprovedWithWebhooks(t *testing.T) {
 		if detail["kyc_status"] != "approved" {
 			t.Errorf("kyc_status = %v, want approved", detail["kyc_status"])
 		}
-		hooks := recv.byType(t, 2)
+		hooks := recv.byType(t, p, m, 2)
 		for _, typ := range []string{"kyc.pending", "kyc.approved"} {
 			h, ok := hooks[typ]
 			if !ok {
@@ -257,7 +259,7 @@ func TestKYCFailedThenResubmitted(t *testing.T) {
 		if got := p.contactDetail(m, "jane@example.com")["kyc_status"]; got != "failed" {
 			t.Errorf("kyc_status = %v, want failed", got)
 		}
-		hooks := recv.byType(t, 2)
+		hooks := recv.byType(t, p, m, 2)
 		if h, ok := hooks["kyc.failed"]; !ok || decodeJSON(t, h.body)["kyc_status"] != "failed" || h.header.Get("Authorization") != "Token t1" {
 			t.Errorf("kyc.failed delivery = %v", hooks)
 		}
@@ -393,6 +395,6 @@ func TestKYCIdempotent(t *testing.T) {
 		if err := p.srv.DB.Read().QueryRow(`SELECT count(*) FROM kyc_submissions WHERE merchant_id = $1`, m.MerchantID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%d submissions stored (%v), want 1", n, err)
 		}
-		recv.byType(t, 2)
+		recv.byType(t, p, m, 2)
 	})
 }

@@ -353,7 +353,7 @@ func TestPayinFlowBankTransferPayCode(t *testing.T) {
 			if pc := pinMap(pinDetail(t, p, m, cancelled), "pay_code"); len(pc) != 0 {
 				t.Errorf("a cancelled payin got pay_code %v", pc)
 			}
-			time.Sleep(200 * time.Millisecond) // a stray delivery would arrive by now
+			p.drained(t, m) // a stray delivery would have arrived by now
 			if got := late.types(); !slices.Equal(got, []string{"payin.cancelled"}) {
 				t.Errorf("webhooks = %v, want payin.cancelled alone", got)
 			}
@@ -710,7 +710,7 @@ func TestPayinListFilters(t *testing.T) {
 			if ext == "ord-2" {
 				pinSimulate(t, p, m, str(pi, "uuid"))
 			}
-			time.Sleep(2 * time.Millisecond) // distinct created_at, so newest first is defined
+			p.advance(m, 1) // distinct created_at, so newest first is defined
 		}
 		now := p.clockNow(m)
 		sydney, err := time.LoadLocation("Australia/Sydney")

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // pinRace runs fn in n goroutines released at once and returns what each got.
@@ -292,7 +291,7 @@ func TestPayinRaceConfirmOTP(t *testing.T) {
 					t.Errorf("status = %s, want %s", got, tt.wantStatus)
 				}
 				hooks.waitTypes(t, tt.wantHooks...)
-				time.Sleep(200 * time.Millisecond) // a duplicate would arrive by now
+				p.drained(t, m) // a duplicate would have arrived by now
 				if got := hooks.types(); !slices.Equal(got, tt.wantHooks) {
 					t.Errorf("webhooks = %v, want %v", got, tt.wantHooks)
 				}

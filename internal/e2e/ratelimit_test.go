@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/clock"
 	"payd/internal/proxy"
 	"payd/internal/ratelimit"
 	"payd/internal/server"
@@ -124,15 +125,18 @@ func TestThrottleBehindProxy(t *testing.T) {
 // TestRateLimitPerMerchant: a merchant over its write rate is answered 429
 // RATE_LIMITED with Retry-After and the RateLimit headers, its reads have
 // their own bucket, another merchant is not affected, and the bucket
-// refills at the merchant's rate.
+// refills at the merchant's rate. The server runs on a manual clock, which
+// the test moves by the Retry-After instead of waiting it out.
 func TestRateLimitPerMerchant(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, p *payd) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		clk := clock.NewManual(time.Now())
+		p := start(t, dsn, onClock(clk))
 		noisy := p.merchant("AUD")["AUD"]
 		quiet := p.merchant("AUD")["AUD"]
 		setLimits(t, p, noisy.MerchantID, 1, 0)
 
-		began := time.Now()
+		began := clk.Now()
 		got := map[int]int{}
 		var last response // the first refusal
 		for range 30 {
@@ -142,7 +146,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 				last = r
 			}
 		}
-		elapsed := time.Since(began)
+		elapsed := clk.Now().Sub(began)
 		// A full bucket holds two seconds of requests (2), and refills at 1/s.
 		if most := 2 + int(elapsed.Seconds()) + 1; got[201] < 2 || got[201] > most || got[429] == 0 {
 			t.Errorf("30 writes at 1/s in %s: %v, want 2 to %d accepted and the rest refused", elapsed, got, most)
@@ -161,7 +165,7 @@ func TestRateLimitPerMerchant(t *testing.T) {
 			want(t, p.do(depositCreate(&quiet, "")), 201)
 		}
 		wait, _ := strconv.Atoi(last.Header.Get("Retry-After"))
-		time.Sleep(time.Duration(wait) * time.Second) // the bucket refills at the merchant's rate
+		clk.Advance(time.Duration(wait) * time.Second) // the bucket refills at the merchant's rate
 		want(t, p.do(depositCreate(&noisy, "")), 201)
 	})
 }
