@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,7 +81,7 @@ var defaultRetrySchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * ti
 const defaultSendTimeout = 10 * time.Second
 
 // jobSendMessage is the job that makes one attempt at sending a message.
-const jobSendMessage = "contact.send_message"
+var jobSendMessage = job.NewKind[sendJob]("contact.send_message")
 
 // sendJob is the payload of jobSendMessage.
 type sendJob struct {
@@ -134,7 +133,7 @@ func (s *Service) Deliver(d Delivery) {
 		o.retries = defaultRetrySchedule
 	}
 	if o.email != nil {
-		o.queue.Handle(jobSendMessage, o.runJob)
+		job.Register(o.queue, jobSendMessage, o.runJob)
 	}
 	if !o.sandbox && o.email == nil {
 		s.log.Warn("no email sender configured: verification emails are recorded as failed and not sent; set --smtp-url")
@@ -178,7 +177,7 @@ func (o *outbox) schedule(ctx context.Context, tx *store.Tx, m Message, attempt 
 	if attempt <= len(o.retries) {
 		next := sendJob{Merchant: m.merchantID, Message: m.ID, Attempt: attempt + 1}
 		runAt := o.clock.System().Add(2*o.timeout + o.retries[attempt-1])
-		if err := o.queue.Enqueue(ctx, tx, jobSendMessage, next, job.Options{RunAt: runAt}); err != nil {
+		if err := job.Enqueue(ctx, tx, o.queue, jobSendMessage, next, job.Options{RunAt: runAt}); err != nil {
 			return err
 		}
 	}
@@ -187,11 +186,7 @@ func (o *outbox) schedule(ctx context.Context, tx *store.Tx, m Message, attempt 
 }
 
 // runJob is attempt n of a message, unless an earlier one sent it.
-func (o *outbox) runJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var p sendJob
-	if err := json.Unmarshal(j.Payload, &p); err != nil {
-		return fmt.Errorf("send message job %d: %w", j.ID, err)
-	}
+func (o *outbox) runJob(ctx context.Context, tx *store.Tx, _ job.Job, p sendJob) error {
 	if p.Merchant == "" {
 		// global lookup: message uuid. A retry queued before migration 0021
 		// names no merchant; its message's uuid was unique then.

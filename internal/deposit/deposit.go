@@ -7,7 +7,6 @@ package deposit
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ import (
 )
 
 // JobClear is the job that moves a deposit from incoming to available.
-const JobClear = "deposit.clear"
+var JobClear = job.NewKind[clearJob]("deposit.clear")
 
 // Status of a deposit.
 type Status string
@@ -45,7 +44,7 @@ type Service struct {
 // NewService returns a Service and registers its job with queue.
 func NewService(db *store.DB, queue *job.Queue, clk merchant.Clock) *Service {
 	s := &Service{db: db, queue: queue, clock: clk}
-	queue.Handle(JobClear, s.clear)
+	job.Register(queue, JobClear, s.clear)
 	return s
 }
 
@@ -168,11 +167,12 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 		r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli()); err != nil {
 		return Deposit{}, fmt.Errorf("store deposit: %w", err)
 	}
-	err = s.queue.Enqueue(ctx, tx, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
+	err = job.Enqueue(ctx, tx, s.queue, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
 		job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.ClearAfter)})
 	return d, err
 }
 
+// clearJob is the payload of JobClear: the deposit to clear.
 type clearJob struct {
 	MerchantID string `json:"merchant_id"`
 	UUID       string `json:"uuid"`
@@ -180,11 +180,7 @@ type clearJob struct {
 
 // clear moves a received deposit from incoming to available and marks its
 // balance record done. It runs in the job's transaction, so it happens once.
-func (s *Service) clear(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var c clearJob
-	if err := json.Unmarshal(j.Payload, &c); err != nil {
-		return fmt.Errorf("clear deposit: %w", err)
-	}
+func (s *Service) clear(ctx context.Context, tx *store.Tx, _ job.Job, c clearJob) error {
 	// A worker runs the clearing among the merchant's other jobs in one
 	// transaction, each of which queues on the account before anything else
 	// (ledger.LockAccount): so does this one. The lock goes to the server

@@ -97,7 +97,7 @@ func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		clear := e.JobWork(t, deposit.JobClear, p.MerchantID, d.UUID)
+		clear := e.JobWork(t, deposit.JobClear.String(), p.MerchantID, d.UUID)
 		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), clear) {
 			t.Error("the clearing did not lock the account")
 		}

@@ -155,18 +155,18 @@ func TestProductionHasNoSandboxRoutes(t *testing.T) {
 func TestSandboxClockBoundsItsWait(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
-		const kind = "e2e.chain"
+		kind := job.NewKind[struct{}]("e2e.chain")
 		var stop atomic.Bool
-		p.srv.Queue.Handle(kind, func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		job.Register(p.srv.Queue, kind, func(ctx context.Context, tx *store.Tx, j job.Job, _ struct{}) error {
 			if stop.Load() {
 				return nil
 			}
-			return p.srv.Queue.Enqueue(ctx, tx, kind, struct{}{}, job.Options{ClockOf: j.ClockOf})
+			return job.Enqueue(ctx, tx, p.srv.Queue, kind, struct{}{}, job.Options{ClockOf: j.ClockOf})
 		})
 		m := p.merchant("AUD")["AUD"]
 		before := p.clockNow(m)
 		if err := p.srv.DB.Exec(context.Background(), func(tx *store.Tx) error {
-			return p.srv.Queue.Enqueue(context.Background(), tx, kind, struct{}{}, job.Options{ClockOf: m.MerchantID})
+			return job.Enqueue(context.Background(), tx, p.srv.Queue, kind, struct{}{}, job.Options{ClockOf: m.MerchantID})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestSandboxClockBoundsItsWait(t *testing.T) {
 		stop.Store(true)
 		want(t, p.post("/v2/sandbox/clock", m, map[string]any{"advance_seconds": 0}), 200)
 		var left int
-		if err := p.srv.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE kind = $1`, kind).Scan(&left); err != nil || left != 0 {
+		if err := p.srv.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM jobs WHERE kind = $1`, kind.String()).Scan(&left); err != nil || left != 0 {
 			t.Errorf("after the 200, %d jobs of the chain are left (%v), want 0", left, err)
 		}
 	}, func(c *server.Config) { c.ClockWorkLimit = 300 * time.Millisecond })

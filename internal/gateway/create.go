@@ -246,8 +246,8 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err := store.SendKey(ctx, tx, store.KeyGatewayPayment, strconv.FormatInt(id, 10), p.MerchantID); err != nil {
 		return CreateResult{}, err
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, ID: id},
-		job.Options{ClockOf: p.MerchantID, RunAt: expiredAt, UniqueKey: jobExpire + ":" + strconv.FormatInt(id, 10)}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobExpire, ref{MerchantID: p.MerchantID, ID: id},
+		job.Options{ClockOf: p.MerchantID, RunAt: expiredAt, UniqueKey: jobExpire.String() + ":" + strconv.FormatInt(id, 10)}); err != nil {
 		return CreateResult{}, err
 	}
 	return CreateResult{RedirectURL: s.CheckoutURL(id), PaymentID: id, OrderID: req.OrderID, Status: Pending,

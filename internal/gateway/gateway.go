@@ -113,7 +113,7 @@ type Deps struct {
 	LinkKey   []byte
 }
 
-const jobExpire = "gateway.expire"
+var jobExpire = job.NewKind[ref]("gateway.expire")
 
 // NewService returns a Service and registers its jobs.
 func NewService(d Deps) *Service {
@@ -128,8 +128,8 @@ func NewService(d Deps) *Service {
 	if d.PayIDs != nil {
 		d.PayIDs.OnReceived(s.payidReceived)
 	}
-	d.Queue.Handle(jobExpire, s.expireJob)
-	d.Queue.Handle(jobLinkExpire, s.expireLinkJob)
+	job.Register(d.Queue, jobExpire, s.expireJob)
+	job.Register(d.Queue, jobLinkExpire, s.expireLinkJob)
 	return s
 }
 
@@ -294,11 +294,7 @@ type ref struct {
 }
 
 // expireJob expires a payment not paid by its expired_at.
-func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var rf ref
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
 	r, err := s.get(ctx, tx, rf.MerchantID, rf.ID, true)
 	if err != nil || (r.status != Pending && r.status != Failed) {
 		return err

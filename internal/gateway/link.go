@@ -243,7 +243,7 @@ func (s *Service) setLinkStatus(ctx context.Context, tx *store.Tx, r *linkRow, t
 	return err
 }
 
-const jobLinkExpire = "gateway.link_expire"
+var jobLinkExpire = job.NewKind[linkRef]("gateway.link_expire")
 
 type linkRef struct {
 	MerchantID string `json:"merchant_id"`
@@ -252,11 +252,7 @@ type linkRef struct {
 
 // expireLinkJob expires a link not paid by its expires_at, on the
 // merchant's clock.
-func (s *Service) expireLinkJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var rf linkRef
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) expireLinkJob(ctx context.Context, tx *store.Tx, _ job.Job, rf linkRef) error {
 	r, err := s.getLink(ctx, tx, rf.MerchantID, rf.UUID, true)
 	if err != nil || (r.status != LinkPending && r.status != LinkFailed) {
 		return err

@@ -181,8 +181,8 @@ func (s *Service) CreateLink(ctx context.Context, tx *store.Tx, p merchant.Princ
 	if err != nil {
 		return LinkCreated{}, fmt.Errorf("create payin link: %w", err)
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobLinkExpire, linkRef{MerchantID: p.MerchantID, UUID: uuid},
-		job.Options{ClockOf: p.MerchantID, RunAt: expiresAt, UniqueKey: jobLinkExpire + ":" + uuid}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobLinkExpire, linkRef{MerchantID: p.MerchantID, UUID: uuid},
+		job.Options{ClockOf: p.MerchantID, RunAt: expiresAt, UniqueKey: jobLinkExpire.String() + ":" + uuid}); err != nil {
 		return LinkCreated{}, err
 	}
 	return LinkCreated{UUID: uuid, PaymentLinkURL: s.LinkURL(uuid), ExpiresAt: clock.Time{T: expiresAt}, Status: LinkPending}, nil

@@ -47,12 +47,12 @@ func TestRunDue(t *testing.T) {
 		a, b := newMerchant(t, db), newMerchant(t, db)
 		q, _ := newQueue(db, clock.NewManual(t0))
 		var log ranLog
-		q.Handle("note", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "note", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			name := string(j.Payload)
 			log.add(name)
 			// The parent enqueues a child on the same clock, due at once.
 			if name == `"a-parent"` {
-				return q.Enqueue(ctx, tx, "note", "a-child", job.Options{ClockOf: j.ClockOf})
+				return enqueueIn(ctx, tx, q, "note", "a-child", job.Options{ClockOf: j.ClockOf})
 			}
 			return nil
 		})
@@ -114,7 +114,7 @@ func TestTestClock(t *testing.T) {
 		merchant := newMerchant(t, db)
 		q, _ := newQueue(db, clock.NewManual(t0))
 		runs := 0
-		q.Handle("expire", func(context.Context, *store.Tx, job.Job) error { runs++; return nil })
+		handle(q, "expire", func(context.Context, *store.Tx, job.Job) error { runs++; return nil })
 		enqueue(t, q, db, "expire", nil, job.Options{ClockOf: merchant, RunAt: t0.Add(time.Hour)})
 		steps := []struct {
 			name     string
@@ -154,7 +154,7 @@ func TestRetryOnTestClock(t *testing.T) {
 		clk := clock.NewManual(t0)
 		q, _ := newQueue(db, clk)
 		runs := 0
-		q.Handle("flaky", func(_ context.Context, _ *store.Tx, j job.Job) error {
+		handle(q, "flaky", func(_ context.Context, _ *store.Tx, j job.Job) error {
 			runs++
 			if j.Attempt == 1 {
 				return errors.New("transient")
@@ -198,7 +198,7 @@ func TestRunDueWaitsForRunningJob(t *testing.T) {
 		q, _ := newQueue(db, clock.NewManual(t0))
 		started, release := make(chan struct{}), make(chan struct{})
 		var finished atomic.Bool
-		q.Handle("slow", func(context.Context, *store.Tx, job.Job) error {
+		handle(q, "slow", func(context.Context, *store.Tx, job.Job) error {
 			close(started)
 			<-release
 			finished.Store(true)

@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -69,11 +70,25 @@ func count(t testing.TB, db *store.DB, query string, args ...any) int {
 	return n
 }
 
+// handle registers h, which reads the job's payload as stored (j.Payload),
+// for kind, a kind of any payload: the queue's tests are about running
+// jobs, not their payloads (kind_test.go is).
+func handle(q *job.Queue, kind string, h job.Handler) {
+	job.Register(q, job.NewKind[json.RawMessage](kind), func(ctx context.Context, tx *store.Tx, j job.Job, _ json.RawMessage) error {
+		return h(ctx, tx, j)
+	})
+}
+
+// enqueueIn adds a job of kind, a kind of any payload, in tx.
+func enqueueIn(ctx context.Context, tx *store.Tx, q *job.Queue, kind string, payload any, opt job.Options) error {
+	return job.Enqueue(ctx, tx, q, job.NewKind[any](kind), payload, opt)
+}
+
 // enqueue adds one job in its own transaction.
 func enqueue(t testing.TB, q *job.Queue, db *store.DB, kind string, payload any, opt job.Options) {
 	t.Helper()
 	ctx := context.Background()
-	if err := db.Exec(ctx, func(tx *store.Tx) error { return q.Enqueue(ctx, tx, kind, payload, opt) }); err != nil {
+	if err := db.Exec(ctx, func(tx *store.Tx) error { return enqueueIn(ctx, tx, q, kind, payload, opt) }); err != nil {
 		t.Fatalf("enqueue %s: %v", kind, err)
 	}
 }

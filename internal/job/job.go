@@ -33,8 +33,9 @@ type Job struct {
 	ClockOffset time.Duration
 }
 
-// Handler does a job's work inside tx. Returning an error rolls the work back
-// and retries the job later with a growing delay.
+// Handler does a job's work inside tx: a kind's Work with the job's payload
+// decoded (Register). Returning an error rolls the work back and retries the
+// job later with a growing delay.
 type Handler func(ctx context.Context, tx *store.Tx, j Job) error
 
 // Observer hears how each run ended ("done", "retry", "failed"), for metrics.
@@ -75,20 +76,38 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 		wake: make(chan struct{}, 1), hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
 }
 
-// Handle registers the handler of a job kind.
-func (q *Queue) Handle(kind string, h Handler) {
+// register makes h the handler of kind (Register); it panics when kind has
+// one already.
+func (q *Queue) register(kind string, h Handler) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if _, ok := q.handlers[kind]; ok {
+		panic(fmt.Sprintf("job: kind %q registered twice", kind))
+	}
 	q.handlers[kind] = h
 }
 
-// Handler returns the handler registered for kind (Handle), for a caller
-// that wraps it, such as a test that counts what a job costs.
+// Handler returns the handler registered for kind (Register), which decodes
+// the job's payload and does its work, for a test that runs a job's work in
+// a transaction of its own.
 func (q *Queue) Handler(kind string) (Handler, bool) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	h, ok := q.handlers[kind]
 	return h, ok
+}
+
+// Wrap replaces the handler registered for kind by wrap of it, for a test
+// that measures a job's work (its round trips) as the queue runs it. It
+// panics when kind has no handler: there is nothing to wrap.
+func (q *Queue) Wrap(kind string, wrap func(Handler) Handler) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h, ok := q.handlers[kind]
+	if !ok {
+		panic(fmt.Sprintf("job: no handler of kind %q to wrap", kind))
+	}
+	q.handlers[kind] = wrap(h)
 }
 
 // Options places a job in time.
@@ -115,8 +134,9 @@ type Options struct {
 
 const defaultMaxAttempts = 25
 
-// Enqueue adds a job in tx; it exists only if tx commits.
-func (q *Queue) Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, opt Options) error {
+// enqueue adds a job of kind with payload's JSON in tx (Enqueue); it exists
+// only if tx commits.
+func (q *Queue) enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, opt Options) error {
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)

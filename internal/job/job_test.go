@@ -34,9 +34,9 @@ func TestEnqueueTakesPartInTransaction(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				ctx := context.Background()
 				q, _ := newQueue(db, clock.NewManual(t0))
-				q.Handle("work", func(context.Context, *store.Tx, job.Job) error { return nil })
+				handle(q, "work", func(context.Context, *store.Tx, job.Job) error { return nil })
 				err := db.Exec(ctx, func(tx *store.Tx) error {
-					if err := q.Enqueue(ctx, tx, "work", map[string]int{"n": 1}, job.Options{}); err != nil {
+					if err := enqueueIn(ctx, tx, q, "work", map[string]int{"n": 1}, job.Options{}); err != nil {
 						return err
 					}
 					return tt.fnErr
@@ -64,7 +64,7 @@ func TestRunOne(t *testing.T) {
 		merchant := newMerchant(t, db)
 		q, obs := newQueue(db, clock.NewManual(t0))
 		var got []job.Job
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			got = append(got, j)
 			return recordRun(ctx, tx, j, "q")
 		})
@@ -101,7 +101,7 @@ func TestEnqueueBadPayload(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		q, _ := newQueue(db, clock.NewManual(t0))
-		err := db.Exec(ctx, func(tx *store.Tx) error { return q.Enqueue(ctx, tx, "work", make(chan int), job.Options{}) })
+		err := db.Exec(ctx, func(tx *store.Tx) error { return enqueueIn(ctx, tx, q, "work", make(chan int), job.Options{}) })
 		if err == nil {
 			t.Error("Enqueue of an unmarshalable payload = nil, want an error")
 		}
@@ -134,7 +134,7 @@ func TestRunAt(t *testing.T) {
 				q, _ := newQueue(db, clk)
 				kind := fmt.Sprintf("at-%d", i)
 				runs := 0
-				q.Handle(kind, func(context.Context, *store.Tx, job.Job) error { runs++; return nil })
+				handle(q, kind, func(context.Context, *store.Tx, job.Job) error { runs++; return nil })
 				enqueue(t, q, db, kind, nil, job.Options{RunAt: tt.runAt})
 				clk.Advance(tt.advance)
 				ran, err := q.RunOne(context.Background(), "")
@@ -159,7 +159,7 @@ func TestHandlerErrorRetries(t *testing.T) {
 		clk := clock.NewManual(t0)
 		q, obs := newQueue(db, clk)
 		var attempts []int
-		q.Handle("flaky", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "flaky", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			attempts = append(attempts, j.Attempt)
 			if err := recordRun(ctx, tx, j, fmt.Sprint(j.Attempt)); err != nil {
 				return err
@@ -218,7 +218,7 @@ func TestRetryBackoff(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clk := clock.NewManual(t0)
 		q, _ := newQueue(db, clk)
-		q.Handle("fail", func(context.Context, *store.Tx, job.Job) error { return errors.New("no") })
+		handle(q, "fail", func(context.Context, *store.Tx, job.Job) error { return errors.New("no") })
 		enqueue(t, q, db, "fail", nil, job.Options{})
 		if ran, err := q.RunOne(context.Background(), ""); !ran || err != nil {
 			t.Fatalf("RunOne = %v, %v", ran, err)
@@ -264,7 +264,7 @@ func TestFailingHandlers(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				q, obs := newQueue(db, clock.NewManual(t0))
-				q.Handle(tt.handles, func(ctx context.Context, tx *store.Tx, j job.Job) error {
+				handle(q, tt.handles, func(ctx context.Context, tx *store.Tx, j job.Job) error {
 					if err := recordRun(ctx, tx, j, tt.kind); err != nil {
 						return err
 					}
@@ -299,8 +299,8 @@ func TestQueueKeepsWorkingAfterPanic(t *testing.T) {
 		ctx := context.Background()
 		createRuns(t, db)
 		q, _ := newQueue(db, clock.NewManual(t0))
-		q.Handle("bad", func(context.Context, *store.Tx, job.Job) error { panic("boom") })
-		q.Handle("good", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "good") })
+		handle(q, "bad", func(context.Context, *store.Tx, job.Job) error { panic("boom") })
+		handle(q, "good", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "good") })
 		enqueue(t, q, db, "bad", 1, job.Options{})
 		enqueue(t, q, db, "good", 2, job.Options{})
 		for range 2 {
@@ -337,7 +337,7 @@ func TestUniqueKey(t *testing.T) {
 					err := db.Exec(ctx, func(tx *store.Tx) error {
 						for _, k := range keys {
 							n++
-							if err := q.Enqueue(ctx, tx, kind, n, job.Options{UniqueKey: k}); err != nil {
+							if err := enqueueIn(ctx, tx, q, kind, n, job.Options{UniqueKey: k}); err != nil {
 								return err
 							}
 						}
@@ -412,7 +412,7 @@ func TestClaimPlansEachTime(t *testing.T) {
 		q, _ := newQueue(db, clock.NewManual(t0))
 		var modes []string
 		var generic, mostCustom int64
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			var mode string
 			if err := tx.QueryRowContext(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&mode); err != nil {
 				return err

@@ -48,7 +48,7 @@ func TestJobsSurviveRestart(t *testing.T) {
 
 		second := storetest.Open(t, dsn)
 		consumer, _ := newQueue(second, clock.NewManual(t0))
-		consumer.Handle("carry-over", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(consumer, "carry-over", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			return recordRun(ctx, tx, j, "second")
 		})
 		if got := drain(t, consumer); got != 5 {
@@ -70,7 +70,7 @@ func TestInterruptedJobIsHandedBack(t *testing.T) {
 		createRuns(t, first)
 		dying, _ := newQueue(first, clock.NewManual(t0))
 		ctx, shutdown := context.WithCancel(context.Background())
-		dying.Handle("work", func(hctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(dying, "work", func(hctx context.Context, tx *store.Tx, j job.Job) error {
 			if err := recordRun(hctx, tx, j, "first"); err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func TestInterruptedJobIsHandedBack(t *testing.T) {
 
 		second := storetest.Open(t, dsn)
 		next, _ := newQueue(second, clock.NewManual(t0))
-		next.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "second") })
+		handle(next, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "second") })
 		if got := drain(t, next); got != 1 {
 			t.Errorf("next process ran %d jobs, want 1", got)
 		}
@@ -162,7 +162,7 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 func workRecorded(t *testing.T, q *job.Queue, db *store.DB, n int) (finish func()) {
 	t.Helper()
 	done := newCompletions(n)
-	q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+	handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 		tx.AfterCommit(done.commit)
 		return recordRun(ctx, tx, j, "q")
 	})
@@ -247,14 +247,14 @@ func twoProcessesRunEachJobOnce(t *testing.T, dbA, dbB *store.DB) {
 	}
 	qA, _ := newQueue(dbA, clock.NewManual(t0))
 	qB, _ := newQueue(dbB, clock.NewManual(t0))
-	qA.Handle("work", handler("A"))
-	qB.Handle("work", handler("B"))
+	handle(qA, "work", handler("A"))
+	handle(qB, "work", handler("B"))
 	qA.PollInterval, qB.PollInterval = 10*time.Millisecond, 10*time.Millisecond
 
 	ctx := context.Background()
 	err := dbA.Exec(ctx, func(tx *store.Tx) error {
 		for i := range jobs {
-			if err := qA.Enqueue(ctx, tx, "work", i, job.Options{ClockOf: merchants[i%len(merchants)]}); err != nil {
+			if err := enqueueIn(ctx, tx, qA, "work", i, job.Options{ClockOf: merchants[i%len(merchants)]}); err != nil {
 				return err
 			}
 		}
@@ -364,7 +364,7 @@ func runLaneJobs(t *testing.T, db *store.DB, poll time.Duration) string {
 	q, observed := newQueue(db, clock.NewManual(t0))
 	q.PollInterval = poll
 	done := newCompletions(laneJobs)
-	q.Handle("clear", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+	handle(q, "clear", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 		tx.AfterCommit(done.commit)
 		return recordRun(ctx, tx, j, store.LaneOf(ctx))
 	})
@@ -377,7 +377,7 @@ func runLaneJobs(t *testing.T, db *store.DB, poll time.Duration) string {
 	// One job first, run whichever way, so that the queue is being worked
 	// (Run has begun) when the others are enqueued.
 	warmUp := newCompletions(1)
-	q.Handle("warm-up", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+	handle(q, "warm-up", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 		tx.AfterCommit(warmUp.commit)
 		return nil
 	})
@@ -417,7 +417,7 @@ func TestLaneJobWaitsForWorkersWhenNotRunning(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		createRuns(t, db)
 		q, _ := newQueue(db, clock.NewManual(t0))
-		q.Handle("clear", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "worker") })
+		handle(q, "clear", func(ctx context.Context, tx *store.Tx, j job.Job) error { return recordRun(ctx, tx, j, "worker") })
 		enqueue(t, q, db, "clear", "c", job.Options{Lane: store.MerchantLane(newMerchant(t, db))})
 		if got := count(t, db, `SELECT count(*) FROM jobs`); got != 1 {
 			t.Fatalf("%d jobs queued, want 1", got)
@@ -449,7 +449,7 @@ func TestHeldJobOfAStoppedProcessIsReleased(t *testing.T) {
 		clk := clock.NewManual(t0)
 		q, _ := newQueue(db, clk)
 		done := newCompletions(1)
-		q.Handle("clear", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "clear", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			tx.AfterCommit(done.commit)
 			return recordRun(ctx, tx, j, "worker")
 		})
@@ -486,7 +486,7 @@ func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
 		var mu sync.Mutex
 		lanes := map[string]string{} // payload (the job's merchant) → the lane it ran in
 		done := newCompletions(2 * len(merchants))
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			var m string
 			if err := json.Unmarshal(j.Payload, &m); err != nil {
 				return err
@@ -547,7 +547,7 @@ func TestWorkersTakeTheLongestWaitingMerchantsFirst(t *testing.T) {
 		var mu sync.Mutex
 		var ran []string
 		done := newCompletions(16)
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			mu.Lock()
 			ran = append(ran, j.ClockOf)
 			mu.Unlock()
@@ -597,7 +597,7 @@ func TestAWorkerRunsSeveralMerchantsAtOnce(t *testing.T) {
 		all := make(chan struct{})
 		var alone atomic.Bool
 		done := newCompletions(merchants)
-		q.Handle("work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
+		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
 			if started.Add(1) == merchants {
 				close(all)
 			}

@@ -2,7 +2,6 @@ package payid
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -171,12 +170,12 @@ func (s *Service) receiveRequest(ctx context.Context, tx *store.Tx, r *row, amou
 	if !exact {
 		r.returnReason = fmt.Sprintf("%s AUD was paid where the request asks for exactly %s AUD: the payment is sent back",
 			money.Format(amount, aud), money.Format(r.total, aud))
-		if err := s.queue.Enqueue(ctx, tx, jobReturn, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.ReturnDelay)}); err != nil {
+		if err := job.Enqueue(ctx, tx, s.queue, jobReturn, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.ReturnDelay)}); err != nil {
 			return "", err
 		}
 		return "returned", s.setStatus(ctx, tx, r, ReturnPending, now)
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobClear, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now}); err != nil {
 		return "", err
 	}
 	if err := s.setStatus(ctx, tx, r, Received, now); err != nil {
@@ -191,8 +190,8 @@ func (s *Service) receiveRequest(ctx context.Context, tx *store.Tx, r *row, amou
 }
 
 // clearJob moves a received payment from incoming to available, less the fee.
-func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobRequest(ctx, tx, j)
+func (s *Service) clearJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
+	r, now, err := s.jobRequest(ctx, tx, rf)
 	if err != nil || r.balanceID == nil {
 		return err
 	}
@@ -263,7 +262,7 @@ func (s *Service) Return(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return PaymentRequest{}, err
 	}
 	r.returnBalanceID, r.returnReason = &rec.ID, strings.TrimSpace(req.Reason)
-	if err := s.queue.Enqueue(ctx, tx, jobReturn, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.ReturnDelay)}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobReturn, ref{MerchantID: r.merchantID, ID: r.id}, job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.ReturnDelay)}); err != nil {
 		return PaymentRequest{}, err
 	}
 	if err := s.setStatus(ctx, tx, &r, ReturnPending, now); err != nil {
@@ -275,8 +274,8 @@ func (s *Service) Return(ctx context.Context, tx *store.Tx, p merchant.Principal
 // returnJob is the payer's bank answering a return: a wrong amount leaves
 // incoming (or, refused by the payer's bank, is credited after all); a
 // merchant's return leaves outgoing (or comes back to available).
-func (s *Service) returnJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobRequest(ctx, tx, j)
+func (s *Service) returnJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
+	r, now, err := s.jobRequest(ctx, tx, rf)
 	if err != nil || r.status != ReturnPending {
 		return err
 	}
@@ -334,11 +333,7 @@ type staticRef struct {
 }
 
 // staticClearJob credits a static PayID payment to available, less the fee.
-func (s *Service) staticClearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var rf staticRef
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) staticClearJob(ctx context.Context, tx *store.Tx, _ job.Job, rf staticRef) error {
 	var (
 		accountID, amount, fee int64
 		balanceID              string

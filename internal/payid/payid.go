@@ -62,12 +62,12 @@ var aud = func() money.Currency {
 // one rule for PayID money, wherever it comes in.
 const method = "au_payid_npp_aud"
 
-// Job kinds.
-const (
-	jobExpire      = "payid.expire"
-	jobClear       = "payid.clear"
-	jobReturn      = "payid.return"
-	jobStaticClear = "payid.static_clear"
+// Job kinds, each with its payload.
+var (
+	jobExpire      = job.NewKind[ref]("payid.expire")
+	jobClear       = job.NewKind[ref]("payid.clear")
+	jobReturn      = job.NewKind[ref]("payid.return")
+	jobStaticClear = job.NewKind[staticRef]("payid.static_clear")
 )
 
 // Service runs PayID requests and static PayIDs.
@@ -113,10 +113,10 @@ type Deps struct {
 // NewService returns the service and registers its jobs.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, sandbox: d.Sandbox, ReturnDelay: 5 * time.Second}
-	d.Queue.Handle(jobExpire, s.expireJob)
-	d.Queue.Handle(jobClear, s.clearJob)
-	d.Queue.Handle(jobReturn, s.returnJob)
-	d.Queue.Handle(jobStaticClear, s.staticClearJob)
+	job.Register(d.Queue, jobExpire, s.expireJob)
+	job.Register(d.Queue, jobClear, s.clearJob)
+	job.Register(d.Queue, jobReturn, s.returnJob)
+	job.Register(d.Queue, jobStaticClear, s.staticClearJob)
 	return s
 }
 

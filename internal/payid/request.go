@@ -339,7 +339,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if _, err := tx.ExecContext(ctx, `UPDATE payids SET ref_id = $1 WHERE payid = $2 AND merchant_id = $3`, id, payid, p.MerchantID); err != nil {
 		return PaymentRequest{}, fmt.Errorf("create payment request: %w", err)
 	}
-	if err := s.queue.Enqueue(ctx, tx, jobExpire, ref{MerchantID: p.MerchantID, ID: id}, job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobExpire, ref{MerchantID: p.MerchantID, ID: id}, job.Options{ClockOf: p.MerchantID, RunAt: c.expiredAt}); err != nil {
 		return PaymentRequest{}, err
 	}
 	rw, err := s.get(ctx, tx, p.MerchantID, id, "", false)
@@ -518,8 +518,8 @@ func (s *Service) Cancel(ctx context.Context, tx *store.Tx, p merchant.Principal
 }
 
 // expireJob expires a request still pending at its expired_at.
-func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobRequest(ctx, tx, j)
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
+	r, now, err := s.jobRequest(ctx, tx, rf)
 	if err != nil || r.status != Pending {
 		return err
 	}
@@ -530,11 +530,7 @@ func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 }
 
 // jobRequest reads the request a job names, locked, and its merchant's time.
-func (s *Service) jobRequest(ctx context.Context, tx *store.Tx, j job.Job) (row, time.Time, error) {
-	var rf ref
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) jobRequest(ctx context.Context, tx *store.Tx, rf ref) (row, time.Time, error) {
 	r, err := s.get(ctx, tx, rf.MerchantID, rf.ID, "", true)
 	if err != nil {
 		return row{}, time.Time{}, err

@@ -271,7 +271,7 @@ func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registere
 	}
 	sp := StaticPayment{ID: id, StaticPayID: sr.StaticPayID.StaticPayID, CustomerID: sr.CustomerID, Amount: money.StringOf(amount, aud),
 		PayerName: payer, ReceivedAt: clock.Time{T: now}, BalanceID: rec.ID}
-	if err := s.queue.Enqueue(ctx, tx, jobStaticClear, staticRef{MerchantID: reg.merchantID, PaymentID: id}, job.Options{ClockOf: reg.merchantID, RunAt: now}); err != nil {
+	if err := job.Enqueue(ctx, tx, s.queue, jobStaticClear, staticRef{MerchantID: reg.merchantID, PaymentID: id}, job.Options{ClockOf: reg.merchantID, RunAt: now}); err != nil {
 		return StaticPayment{}, err
 	}
 	if sr.CustomerNotification != nil {

@@ -213,7 +213,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Payin{}, err
 	}
 	if m.Family == BankTransfer {
-		if err := s.queue.Enqueue(ctx, tx, jobIssuePayCode, ref{MerchantID: p.MerchantID, UUID: uuid},
+		if err := job.Enqueue(ctx, tx, s.queue, jobIssuePayCode, ref{MerchantID: p.MerchantID, UUID: uuid},
 			job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.PayCodeDelay)}); err != nil {
 			return Payin{}, err
 		}

@@ -2,7 +2,6 @@ package payin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,7 +27,7 @@ import (
 // jobExpireSecond is the kind of a second's expiry job. (jobExpire, one
 // job per payin, is how earlier versions queued expiries; its handler
 // stays for the jobs they left.)
-const jobExpireSecond = "payin.expire_second"
+var jobExpireSecond = job.NewKind[expirySecond]("payin.expire_second")
 
 // expirySecond is a second's expiry job: the merchant, the second's start
 // on its clock (Unix milliseconds), and how many runs of it came before.
@@ -43,7 +42,7 @@ type expirySecond struct {
 const maxExpiredPerRun = 100
 
 func (e expirySecond) key() string {
-	k := jobExpireSecond + ":" + strconv.FormatInt(e.Second, 10)
+	k := jobExpireSecond.String() + ":" + strconv.FormatInt(e.Second, 10)
 	if e.Run > 0 {
 		k += ":" + strconv.Itoa(e.Run)
 	}
@@ -59,15 +58,11 @@ func (s *Service) enqueueExpiry(ctx context.Context, tx *store.Tx, merchantID st
 }
 
 func (s *Service) enqueueSecond(ctx context.Context, tx *store.Tx, e expirySecond, at int64) error {
-	return s.queue.Enqueue(ctx, tx, jobExpireSecond, e, job.Options{ClockOf: e.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: e.key()})
+	return job.Enqueue(ctx, tx, s.queue, jobExpireSecond, e, job.Options{ClockOf: e.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: e.key()})
 }
 
 // expireSecondJob expires the pending payins of its second that are due.
-func (s *Service) expireSecondJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var e expirySecond
-	if err := json.Unmarshal(j.Payload, &e); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) expireSecondJob(ctx context.Context, tx *store.Tx, j job.Job, e expirySecond) error {
 	now, err := s.clock.OfJob(ctx, tx, j, e.MerchantID)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package payin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -16,13 +15,13 @@ import (
 	"payd/internal/store"
 )
 
-// Job kinds of the payin lifecycle.
-const (
-	jobExpire         = "payin.expire"
-	jobClear          = "payin.clear"
-	jobReleaseReserve = "payin.release_reserve"
-	jobIssuePayCode   = "payin.issue_pay_code"
-	jobRefund         = "payin.refund"
+// Job kinds of the payin lifecycle, each with its payload.
+var (
+	jobExpire         = job.NewKind[ref]("payin.expire")
+	jobClear          = job.NewKind[ref]("payin.clear")
+	jobReleaseReserve = job.NewKind[ref]("payin.release_reserve")
+	jobIssuePayCode   = job.NewKind[ref]("payin.issue_pay_code")
+	jobRefund         = job.NewKind[refundRef]("payin.refund")
 )
 
 // setStatus moves r to status (and writes its other changed columns), then
@@ -133,7 +132,7 @@ func (s *Service) receive(ctx context.Context, tx *store.Tx, r *row, paid int64,
 	// The clearing moves the money of the receipt's slot: it runs in the
 	// slot's lane, group-committed with other clearings of the slot, beside
 	// the other slots' lanes and the receipts.
-	if err := s.queue.Enqueue(ctx, tx, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid},
+	if err := job.Enqueue(ctx, tx, s.queue, jobClear, ref{MerchantID: r.merchantID, UUID: r.uuid},
 		job.Options{ClockOf: r.merchantID, RunAt: now, Lane: Lane(r.merchantID, r.uuid)}); err != nil {
 		return err
 	}
@@ -147,11 +146,7 @@ func Lane(merchantID, uuid string) string { return ledger.Lane(merchantID, uuid)
 
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
-func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	target, err := jobRef(j)
-	if err != nil {
-		return err
-	}
+func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job, target ref) error {
 	// In its own slot's lane (its lane run, group-committed with receipts
 	// and clearings of that slot alone) the clearing holds only the payin
 	// and its slot. A worker runs it among the merchant's other jobs in one
@@ -196,13 +191,13 @@ func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job) error {
 	if err != nil {
 		return err
 	}
-	return s.queue.Enqueue(ctx, tx, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
+	return job.Enqueue(ctx, tx, s.queue, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
 }
 
 // releaseReserveJob returns a payin's rolling reserve to available once the
 // account's reserve period has passed.
-func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
+func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job, target ref) error {
+	r, now, err := s.payinOf(ctx, tx, j, target, lockAccount)
 	if err != nil || r.reserve == 0 || r.balanceID == nil {
 		return err
 	}
@@ -214,27 +209,8 @@ func (s *Service) releaseReserveJob(ctx context.Context, tx *store.Tx, j job.Job
 	return err
 }
 
-// jobPayin reads the payin a job names, locked as l says, and the time on
-// its merchant's clock.
-func (s *Service) jobPayin(ctx context.Context, tx *store.Tx, j job.Job, l lock) (row, time.Time, error) {
-	target, err := jobRef(j)
-	if err != nil {
-		return row{}, time.Time{}, err
-	}
-	return s.payinOf(ctx, tx, j, target, l)
-}
-
-// jobRef reads the payin a job's payload names.
-func jobRef(j job.Job) (ref, error) {
-	var target ref
-	if err := json.Unmarshal(j.Payload, &target); err != nil {
-		return ref{}, fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
-	return target, nil
-}
-
-// payinOf reads the payin target names for job j, locked as l says, and
-// the time on its merchant's clock.
+// payinOf reads the payin target names for job j (its payload), locked as
+// l says, and the time on its merchant's clock.
 func (s *Service) payinOf(ctx context.Context, tx *store.Tx, j job.Job, target ref, l lock) (row, time.Time, error) {
 	r, err := s.get(ctx, tx, target.MerchantID, target.UUID, l)
 	if err != nil {
@@ -246,8 +222,8 @@ func (s *Service) payinOf(ctx context.Context, tx *store.Tx, j job.Job, target r
 
 // expireJob expires a payin still pending at its expired_at: the job of one
 // payin that earlier versions queued (see expiry.go).
-func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
+func (s *Service) expireJob(ctx context.Context, tx *store.Tx, j job.Job, target ref) error {
+	r, now, err := s.payinOf(ctx, tx, j, target, lockAccount)
 	if err != nil || r.status != Pending {
 		return err
 	}
@@ -350,7 +326,7 @@ func (s *Service) Refund(ctx context.Context, tx *store.Tx, p merchant.Principal
 	r.refunded += amount
 	r.lastRefund = amount
 	r.refundDescription = req.Description
-	if err := s.queue.Enqueue(ctx, tx, jobRefund, refundRef{MerchantID: r.merchantID, Refund: refundID},
+	if err := job.Enqueue(ctx, tx, s.queue, jobRefund, refundRef{MerchantID: r.merchantID, Refund: refundID},
 		job.Options{ClockOf: r.merchantID, RunAt: now.Add(s.RefundDelay)}); err != nil {
 		return Payin{}, err
 	}
@@ -364,6 +340,7 @@ func (s *Service) Refund(ctx context.Context, tx *store.Tx, p merchant.Principal
 // an explicit marker, so that no ordinary wording triggers it.
 const sandboxExpire = "[sandbox:expire]"
 
+// refundRef is the payload of jobRefund: the refund the rail answers.
 type refundRef struct {
 	MerchantID string `json:"merchant_id"`
 	Refund     string `json:"refund"`
@@ -373,11 +350,7 @@ type refundRef struct {
 // (return_received: the money leaves outgoing) or, for a description
 // containing sandboxExpire, it cannot be delivered (return_expired: the money
 // goes back to available).
-func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref refundRef
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return err
-	}
+func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job, ref refundRef) error {
 	var payinUUID, description, balanceID, status string
 	var amount int64
 	if err := tx.QueryRowContext(ctx, `SELECT payin_uuid, description, balance_id, status, amount FROM payin_refunds WHERE uuid = $1 AND merchant_id = $2`,
@@ -419,8 +392,8 @@ func (s *Service) refundJob(ctx context.Context, tx *store.Tx, j job.Job) error 
 
 // issuePayCodeJob gives jp_bank_jpy and au_payid_npp_aud payins their
 // payment details shortly after creation and tells the merchant by webhook.
-func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayin(ctx, tx, j, lockAccount)
+func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job, target ref) error {
+	r, now, err := s.payinOf(ctx, tx, j, target, lockAccount)
 	if err != nil || r.status != Pending {
 		return err
 	}

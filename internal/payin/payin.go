@@ -100,12 +100,12 @@ type Deps struct {
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy,
 		contacts: d.Contacts, PublicURL: d.PublicURL, linkKey: d.LinkKey, PayCodeDelay: 2 * time.Second, RefundDelay: 5 * time.Second}
-	d.Queue.Handle(jobExpire, s.expireJob)
-	d.Queue.Handle(jobExpireSecond, s.expireSecondJob)
-	d.Queue.Handle(jobClear, s.clearJob)
-	d.Queue.Handle(jobReleaseReserve, s.releaseReserveJob)
-	d.Queue.Handle(jobIssuePayCode, s.issuePayCodeJob)
-	d.Queue.Handle(jobRefund, s.refundJob)
+	job.Register(d.Queue, jobExpire, s.expireJob)
+	job.Register(d.Queue, jobExpireSecond, s.expireSecondJob)
+	job.Register(d.Queue, jobClear, s.clearJob)
+	job.Register(d.Queue, jobReleaseReserve, s.releaseReserveJob)
+	job.Register(d.Queue, jobIssuePayCode, s.issuePayCodeJob)
+	job.Register(d.Queue, jobRefund, s.refundJob)
 	return s
 }
 

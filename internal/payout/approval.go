@@ -174,8 +174,8 @@ func (s *Service) end(ctx context.Context, tx *store.Tx, r *row, to Status, reas
 
 // expireHoldJob expires a payout still held at the end of its account's hold
 // window: approval expired, funds returned.
-func (s *Service) expireHoldJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j, true)
+func (s *Service) expireHoldJob(ctx context.Context, tx *store.Tx, j job.Job, ref ref) error {
+	r, now, err := s.jobPayout(ctx, tx, j, ref, true)
 	if err != nil || r.status != Held || r.approvalStatus != ApprovalPending {
 		return err
 	}

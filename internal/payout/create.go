@@ -147,14 +147,14 @@ func (s *Service) start(ctx context.Context, tx *store.Tx, rw row, now time.Time
 	ref := ref{MerchantID: rw.merchantID, UUID: rw.uuid}
 	switch rw.status {
 	case Held:
-		return s.queue.Enqueue(ctx, tx, jobExpireHold, ref, job.Options{ClockOf: rw.merchantID,
-			RunAt: clock.FromMillis(*rw.holdUntil), UniqueKey: jobExpireHold + ":" + rw.uuid})
+		return job.Enqueue(ctx, tx, s.queue, jobExpireHold, ref, job.Options{ClockOf: rw.merchantID,
+			RunAt: clock.FromMillis(*rw.holdUntil), UniqueKey: jobExpireHold.String() + ":" + rw.uuid})
 	case Scheduled:
-		return s.queue.Enqueue(ctx, tx, jobRelease, ref, job.Options{ClockOf: rw.merchantID,
-			RunAt: clock.FromMillis(*rw.scheduledAt), UniqueKey: jobRelease + ":" + rw.uuid})
+		return job.Enqueue(ctx, tx, s.queue, jobRelease, ref, job.Options{ClockOf: rw.merchantID,
+			RunAt: clock.FromMillis(*rw.scheduledAt), UniqueKey: jobRelease.String() + ":" + rw.uuid})
 	case Processing:
-		return s.queue.Enqueue(ctx, tx, jobSubmit, ref, job.Options{ClockOf: rw.merchantID, RunAt: now,
-			UniqueKey: jobSubmit + ":" + rw.uuid})
+		return job.Enqueue(ctx, tx, s.queue, jobSubmit, ref, job.Options{ClockOf: rw.merchantID, RunAt: now,
+			UniqueKey: jobSubmit.String() + ":" + rw.uuid})
 	}
 	return fmt.Errorf("start payout %s: nothing to start in status %s", rw.uuid, rw.status)
 }

@@ -24,11 +24,7 @@ type ref struct {
 // locks the account first: a worker runs the job among the merchant's other
 // jobs in one transaction, each of which queues on the account before
 // anything else (ledger.LockAccount).
-func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job, posts bool) (row, time.Time, error) {
-	var ref ref
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return row{}, time.Time{}, fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job, ref ref, posts bool) (row, time.Time, error) {
 	if posts {
 		if err := sendAccountLock(ctx, tx, ref.MerchantID, ref.UUID); err != nil {
 			return row{}, time.Time{}, err
@@ -43,8 +39,8 @@ func (s *Service) jobPayout(ctx context.Context, tx *store.Tx, j job.Job, posts 
 }
 
 // releaseJob starts a scheduled payout at its scheduled time.
-func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j, false)
+func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job, ref ref) error {
+	r, now, err := s.jobPayout(ctx, tx, j, ref, false)
 	if err != nil || r.status != Scheduled {
 		return err
 	}
@@ -62,8 +58,8 @@ func (s *Service) process(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 // submitJob hands a processing payout's transactions to the rail. It runs in
 // the transaction that marks them submitted, so each reaches the rail once
 // (a rolled-back run is made again, with the same keys).
-func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	r, now, err := s.jobPayout(ctx, tx, j, false)
+func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job, ref ref) error {
+	r, now, err := s.jobPayout(ctx, tx, j, ref, false)
 	if err != nil || r.status != Processing {
 		return err
 	}

@@ -139,19 +139,19 @@ type Deps struct {
 	Banks    Banks
 }
 
-// Job kinds of the payout lifecycle.
-const (
-	jobRelease    = "payout.release"
-	jobSubmit     = "payout.submit"
-	jobExpireHold = "payout.expire_hold"
+// Job kinds of the payout lifecycle, each with the payout it works on.
+var (
+	jobRelease    = job.NewKind[ref]("payout.release")
+	jobSubmit     = job.NewKind[ref]("payout.submit")
+	jobExpireHold = job.NewKind[ref]("payout.expire_hold")
 )
 
 // NewService returns a Service, registers its jobs and listens to the rail.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks}
-	d.Queue.Handle(jobRelease, s.releaseJob)
-	d.Queue.Handle(jobSubmit, s.submitJob)
-	d.Queue.Handle(jobExpireHold, s.expireHoldJob)
+	job.Register(d.Queue, jobRelease, s.releaseJob)
+	job.Register(d.Queue, jobSubmit, s.submitJob)
+	job.Register(d.Queue, jobExpireHold, s.expireHoldJob)
 	d.Rail.Listen("", s.settle)
 	return s
 }

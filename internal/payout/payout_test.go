@@ -78,17 +78,18 @@ func TestJobRoundTrips(t *testing.T) {
 		var mu sync.Mutex
 		trips := map[string][]int{}
 		for kind := range bounds {
-			h, ok := e.Queue.Handler(kind)
-			if !ok {
+			if _, ok := e.Queue.Handler(kind); !ok {
 				t.Fatalf("no handler for %s", kind)
 			}
-			e.Queue.Handle(kind, func(ctx context.Context, tx *store.Tx, j job.Job) error {
-				before := tx.RoundTrips()
-				err := h(ctx, tx, j)
-				mu.Lock()
-				trips[kind] = append(trips[kind], tx.RoundTrips()-before)
-				mu.Unlock()
-				return err
+			e.Queue.Wrap(kind, func(h job.Handler) job.Handler {
+				return func(ctx context.Context, tx *store.Tx, j job.Job) error {
+					before := tx.RoundTrips()
+					err := h(ctx, tx, j)
+					mu.Lock()
+					trips[kind] = append(trips[kind], tx.RoundTrips()-before)
+					mu.Unlock()
+					return err
+				}
 			})
 		}
 		p := funded(t, e, "1000")

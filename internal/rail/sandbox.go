@@ -12,7 +12,7 @@ import (
 )
 
 // jobSandboxOutcome is the sandbox network answering a transfer.
-const jobSandboxOutcome = "rail.sandbox.outcome"
+var jobSandboxOutcome = job.NewKind[sandboxRef]("rail.sandbox.outcome")
 
 // Sandbox is the simulated network of the sandbox (CONTRACT §5): every
 // transfer completes Delay after its submission on the merchant's clock,
@@ -31,7 +31,7 @@ type Sandbox struct {
 // NewSandbox returns the sandbox rail and registers its job with queue.
 func NewSandbox(queue *job.Queue) *Sandbox {
 	s := &Sandbox{queue: queue, Delay: 3 * time.Second, handlers: map[string]OutcomeHandler{}}
-	queue.Handle(jobSandboxOutcome, s.answer)
+	job.Register(queue, jobSandboxOutcome, s.answer)
 	return s
 }
 
@@ -63,21 +63,18 @@ func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}
-	return s.queue.Enqueue(ctx, tx, jobSandboxOutcome, sandboxRef{Key: t.Key, MerchantID: t.MerchantID},
-		job.Options{ClockOf: t.MerchantID, RunAt: t.At.Add(s.Delay), UniqueKey: jobSandboxOutcome + ":" + t.Key})
+	return job.Enqueue(ctx, tx, s.queue, jobSandboxOutcome, sandboxRef{Key: t.Key, MerchantID: t.MerchantID},
+		job.Options{ClockOf: t.MerchantID, RunAt: t.At.Add(s.Delay), UniqueKey: jobSandboxOutcome.String() + ":" + t.Key})
 }
 
+// sandboxRef is the payload of jobSandboxOutcome.
 type sandboxRef struct {
 	Key        string `json:"key"`
 	MerchantID string `json:"merchant_id"`
 }
 
 // answer decides a submitted transfer and hands the outcome to the handler.
-func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref sandboxRef
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, _ job.Job, ref sandboxRef) error {
 	var raw string
 	if err := tx.QueryRowContext(ctx, `SELECT params FROM rail_submissions WHERE key = $1 AND merchant_id = $2`,
 		ref.Key, ref.MerchantID).Scan(&raw); err != nil {

@@ -57,7 +57,7 @@ func NewService(ctx context.Context, d Deps) (*Service, error) {
 	if err := ensureKey(ctx, d.DB, d.Clock.System()); err != nil {
 		return nil, err
 	}
-	d.Queue.Handle(jobMake, s.makeJob)
+	job.Register(d.Queue, jobMake, s.makeJob)
 	return s, nil
 }
 

@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,7 +24,7 @@ import (
 // the reports table's unique period: making a period that exists is a no-op.
 
 // jobMake is the kind of the report-making job.
-const jobMake = "report.make"
+var jobMake = job.NewKind[periodRef]("report.make")
 
 // maxPerRun bounds the periods one job makes before it hands over to the
 // next, so that catching up after a long gap is many short transactions.
@@ -55,7 +54,7 @@ func accountOf(ctx context.Context, q store.Querier, merchantID string, accountI
 // schedule queues the job that makes p when it ends. Its unique key makes
 // queueing the same period again (Ensure racing a job) a no-op.
 func (s *Service) schedule(ctx context.Context, tx *store.Tx, acc account, p Period) error {
-	return s.queue.Enqueue(ctx, tx, jobMake, periodRef{MerchantID: acc.MerchantID, AccountID: acc.ID, Frequency: p.Frequency, Start: p.Start.UnixMilli()},
+	return job.Enqueue(ctx, tx, s.queue, jobMake, periodRef{MerchantID: acc.MerchantID, AccountID: acc.ID, Frequency: p.Frequency, Start: p.Start.UnixMilli()},
 		job.Options{ClockOf: acc.MerchantID, RunAt: p.End, UniqueKey: fmt.Sprintf("%s:%d:%s:%d", jobMake, acc.ID, p.Frequency, p.Start.UnixMilli())})
 }
 
@@ -150,11 +149,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 
 // makeJob makes the job's period and every later one that has ended on
 // the merchant's clock (up to maxPerRun), then queues the next.
-func (s *Service) makeJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var ref periodRef
-	if err := json.Unmarshal(j.Payload, &ref); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) makeJob(ctx context.Context, tx *store.Tx, j job.Job, ref periodRef) error {
 	if _, ok := parseFrequency(string(ref.Frequency)); !ok {
 		return fmt.Errorf("job %d: report frequency %q", j.ID, ref.Frequency)
 	}

@@ -151,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Merchants = merchant.NewService(db, cfg.Clock)
 	merchantClock := merchant.NewClock(cfg.Clock)
 	s.Deposits = deposit.NewService(db, s.Queue, merchantClock)
-	s.Queue.Handle(jobPurgeIdempotency, func(ctx context.Context, tx *store.Tx, _ job.Job) error {
+	job.Register(s.Queue, jobPurgeIdempotency, func(ctx context.Context, tx *store.Tx, _ job.Job, _ struct{}) error {
 		_, err := idempotency.Purge(ctx, tx, cfg.Clock.Now())
 		return err
 	})
@@ -217,7 +217,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-const jobPurgeIdempotency = "idempotency.purge"
+// jobPurgeIdempotency is the hourly purge of expired idempotency keys.
+var jobPurgeIdempotency = job.NewKind[struct{}]("idempotency.purge")
 
 // emailSender is the sender of cfg's SMTP settings, or nil without them.
 func emailSender(cfg Config) (contact.Sender, error) {
@@ -328,7 +329,7 @@ func (s *Server) schedulePeriodic(ctx context.Context) {
 	for {
 		hour := s.cfg.Clock.Now().UTC().Format("2006010215")
 		err := s.DB.Exec(ctx, func(tx *store.Tx) error {
-			return s.Queue.Enqueue(ctx, tx, jobPurgeIdempotency, struct{}{}, job.Options{UniqueKey: jobPurgeIdempotency + ":" + hour, MaxAttempts: 3})
+			return job.Enqueue(ctx, tx, s.Queue, jobPurgeIdempotency, struct{}{}, job.Options{UniqueKey: jobPurgeIdempotency.String() + ":" + hour, MaxAttempts: 3})
 		})
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Log.Warn("schedule housekeeping", "err", err)

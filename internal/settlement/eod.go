@@ -2,7 +2,6 @@ package settlement
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,18 +50,14 @@ func (s *Service) scheduleDay(ctx context.Context, tx *store.Tx, merchantID stri
 	if err != nil {
 		return err
 	}
-	return s.queue.Enqueue(ctx, tx, jobEndOfDay, dayRef{MerchantID: merchantID, AccountID: accountID, Currency: currency, Date: date},
+	return job.Enqueue(ctx, tx, s.queue, jobEndOfDay, dayRef{MerchantID: merchantID, AccountID: accountID, Currency: currency, Date: date},
 		job.Options{ClockOf: merchantID, RunAt: end, UniqueKey: fmt.Sprintf("%s:%d:%s", jobEndOfDay, accountID, date)})
 }
 
 // endOfDayJob settles an account's day, once, then queues the next day.
 // After downtime the overdue day runs at start, once; the days after it
 // follow, each settling what is withdrawable then (nothing, mostly).
-func (s *Service) endOfDayJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var d dayRef
-	if err := json.Unmarshal(j.Payload, &d); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) endOfDayJob(ctx context.Context, tx *store.Tx, _ job.Job, d dayRef) error {
 	cfg, _, err := s.readConfig(ctx, tx, d.MerchantID, d.AccountID)
 	if err != nil || cfg.Frequency != EndOfDay {
 		return err // the account went on_demand: the chain of days ends

@@ -234,7 +234,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, a
 	}
 	if fundingChecked[acc.Currency] {
 		// JPY, VND, IDR and INR wait in processing for the funding check.
-		return r, s.queue.Enqueue(ctx, tx, jobFunded, ref{MerchantID: merchantID, UUID: uuid}, job.Options{ClockOf: merchantID, RunAt: now.Add(s.FundingDelay)})
+		return r, job.Enqueue(ctx, tx, s.queue, jobFunded, ref{MerchantID: merchantID, UUID: uuid}, job.Options{ClockOf: merchantID, RunAt: now.Add(s.FundingDelay)})
 	}
 	return r, s.release(ctx, tx, &r, now)
 }
@@ -259,11 +259,7 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 }
 
 // fundedJob ends a settlement's funding check.
-func (s *Service) fundedJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var rf ref
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) fundedJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
 	r, now, err := s.locked(ctx, tx, rf.MerchantID, rf.UUID)
 	if err != nil || r.status != Processing {
 		return err

@@ -48,10 +48,10 @@ const (
 // keyPrefix marks the rail transfers of settlements.
 const keyPrefix = "stl_"
 
-// Job kinds.
-const (
-	jobEndOfDay = "settlement.end_of_day"
-	jobFunded   = "settlement.funded"
+// Job kinds, each with its payload.
+var (
+	jobEndOfDay = job.NewKind[dayRef]("settlement.end_of_day")
+	jobFunded   = job.NewKind[ref]("settlement.funded")
 )
 
 // fundingChecked are the currencies whose settlements wait for a funding
@@ -101,8 +101,8 @@ func NewService(d Deps) *Service {
 	if s.FundingDelay <= 0 {
 		s.FundingDelay = DefaultFundingDelay
 	}
-	d.Queue.Handle(jobEndOfDay, s.endOfDayJob)
-	d.Queue.Handle(jobFunded, s.fundedJob)
+	job.Register(d.Queue, jobEndOfDay, s.endOfDayJob)
+	job.Register(d.Queue, jobFunded, s.fundedJob)
 	d.Rail.Listen(keyPrefix, s.outcome)
 	return s
 }

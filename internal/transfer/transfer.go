@@ -47,12 +47,11 @@ const (
 	directionOut = "out"
 )
 
-const (
-	// keyPrefix marks the rail transfers of external transfers.
-	keyPrefix = "trf_"
-	// jobRelease sends a production transfer on after its creation commits.
-	jobRelease = "transfer.release"
-)
+// keyPrefix marks the rail transfers of external transfers.
+const keyPrefix = "trf_"
+
+// jobRelease sends a production transfer on after its creation commits.
+var jobRelease = job.NewKind[ref]("transfer.release")
 
 // Service runs transfers.
 type Service struct {
@@ -82,7 +81,7 @@ type Deps struct {
 // NewService returns the service, its job registered and its rail outcomes heard.
 func NewService(d Deps) *Service {
 	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, sandbox: d.Sandbox}
-	d.Queue.Handle(jobRelease, s.releaseJob)
+	job.Register(d.Queue, jobRelease, s.releaseJob)
 	d.Rail.Listen(keyPrefix, s.outcome)
 	return s
 }
@@ -230,7 +229,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		return Transfer{}, err
 	}
 	if !s.sandbox {
-		if err := s.queue.Enqueue(ctx, tx, jobRelease, ref{MerchantID: p.MerchantID, UUID: rec.ID}, job.Options{ClockOf: p.MerchantID, RunAt: now}); err != nil {
+		if err := job.Enqueue(ctx, tx, s.queue, jobRelease, ref{MerchantID: p.MerchantID, UUID: rec.ID}, job.Options{ClockOf: p.MerchantID, RunAt: now}); err != nil {
 			return Transfer{}, err
 		}
 	}
@@ -274,11 +273,7 @@ type ref struct {
 
 // releaseJob sends a production transfer on: an internal one completes, an
 // external one goes to the rail.
-func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, j job.Job) error {
-	var rf ref
-	if err := json.Unmarshal(j.Payload, &rf); err != nil {
-		return fmt.Errorf("job %d payload: %w", j.ID, err)
-	}
+func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref) error {
 	t, now, err := s.locked(ctx, tx, rf.MerchantID, rf.UUID)
 	if err != nil || t.status != Processing {
 		return err
