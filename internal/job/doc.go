@@ -20,6 +20,14 @@
 // outcomes and new payouts on the same account), and on Citus, which cannot
 // lock rows of a query across shards, each claim stays on one shard.
 //
+// # Kinds
+//
+// A kind is typed (NewKind[T]): its payload is a T. Register gives a kind its
+// one handler, which gets the payload decoded (a second Register of a kind
+// panics at start, as River's AddWorker does), and Enqueue is the one way to
+// enqueue it, so a job cannot be enqueued with another kind's payload: that
+// does not compile.
+//
 // # Why payd's own queue
 //
 // payd keeps its own small queue rather than River for two reasons: a job's
