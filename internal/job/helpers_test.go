@@ -95,7 +95,7 @@ func enqueue(t testing.TB, q *job.Queue, db *store.DB, kind string, payload any,
 
 // jobRow is the stored state of a job.
 type jobRow struct {
-	State     string
+	State     job.State
 	Attempts  int
 	RunAt     int64
 	LastError string

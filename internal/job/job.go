@@ -38,8 +38,39 @@ type Job struct {
 // job later with a growing delay.
 type Handler func(ctx context.Context, tx *store.Tx, j Job) error
 
-// Observer hears how each run ended ("done", "retry", "failed"), for metrics.
+// Observer hears how each run ended (outcomeDone, outcomeRetry,
+// outcomeFailed: "done", "retry", "failed"), for metrics.
 type Observer func(kind, outcome string, took time.Duration)
+
+// The outcomes of a run an Observer hears.
+const (
+	outcomeDone   = "done"
+	outcomeRetry  = "retry"
+	outcomeFailed = "failed"
+)
+
+// State is where a job is in the queue: the jobs table's state column. A
+// job that ran and committed is gone from the table.
+type State string
+
+const (
+	// Available is a job waiting for its run_at, or due: workers claim it.
+	Available State = "available"
+	// Held is a job enqueued for its lane run (Options.Lane), which no
+	// worker of any process claims until it is released (Available).
+	Held State = "held"
+	// Failed is a job that used its attempts: it never runs again, and
+	// stays in the table with its last error for an operator to see.
+	Failed State = "failed"
+)
+
+// The states as SQL literals, for the statements that name them: a literal,
+// not a parameter, so that the planner sees which jobs a statement reads.
+const (
+	availableSQL = `'` + string(Available) + `'`
+	heldSQL      = `'` + string(Held) + `'`
+	failedSQL    = `'` + string(Failed) + `'`
+)
 
 // Queue enqueues and runs jobs.
 type Queue struct {
@@ -148,7 +179,7 @@ func (q *Queue) enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	if opt.MaxAttempts <= 0 {
 		opt.MaxAttempts = defaultMaxAttempts
 	}
-	const insert = insertJob + `'available', $6, $7)` + onKeyTaken
+	const insert = insertJob + availableSQL + `, $6, $7)` + onKeyTaken
 	args := []any{kind, opt.ClockOf, string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
 	if opt.Lane == "" || tx.DB().OneWriter() {
 		if err := tx.Send(ctx, insert, args...); err != nil {
@@ -176,10 +207,6 @@ func (q *Queue) enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	return nil
 }
 
-// held is the state of a job enqueued for its lane run (Options.Lane),
-// which workers leave alone: its lane run claims it, or it is released.
-const held = "held"
-
 // laneKeyPrefix begins the unique key a lane job without one is given, by
 // which its lane run finds it, and laneKeyLen is the length of its random
 // part (103 bits).
@@ -199,7 +226,7 @@ const (
 // The inserts of a job held for its lane run, under a key drawn for it or
 // the one it was given.
 const (
-	insertHeldDrawn  = insertJob + `'` + held + `', $6, $7)`
+	insertHeldDrawn  = insertJob + heldSQL + `, $6, $7)`
 	insertHeldUnique = insertHeldDrawn + onKeyTaken
 )
 
@@ -264,7 +291,7 @@ func (q *Queue) runLaned(ctx context.Context, lane, merchant, key string) bool {
 	case j.ID == 0:
 		return true
 	}
-	q.observe(j.Kind, "done", q.clock.Now().Sub(started))
+	q.observe(j.Kind, outcomeDone, q.clock.Now().Sub(started))
 	return true
 }
 
@@ -274,7 +301,7 @@ func (q *Queue) release(merchant, key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), maxLaneHold)
 	defer cancel()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'available' WHERE merchant_id = $1 AND unique_key = $2 AND state = '`+held+`'`, merchant, key)
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = `+availableSQL+` WHERE merchant_id = $1 AND unique_key = $2 AND state = `+heldSQL, merchant, key)
 		return err
 	})
 	if err != nil {
@@ -294,7 +321,7 @@ func (q *Queue) releaseStale(ctx context.Context) {
 		var merchants []string
 		err := q.db.Exec(ctx, func(tx *store.Tx) error {
 			merchants = nil
-			return tx.Query(ctx, `UPDATE jobs SET state = 'available' WHERE state = '`+held+`' AND created_at <= $1 RETURNING merchant_id`,
+			return tx.Query(ctx, `UPDATE jobs SET state = `+availableSQL+` WHERE state = `+heldSQL+` AND created_at <= $1 RETURNING merchant_id`,
 				[]any{q.clock.Now().Add(-maxLaneHold).UnixMilli()}, func(row store.Row) error {
 					var m string
 					err := row.Scan(&m)
@@ -333,7 +360,7 @@ func ClockOffsetOf(column string) string {
 // else, so there is no lock to skip.
 func (q *Queue) claimHeld(ctx context.Context, tx *store.Tx, merchant, key string) ([]Job, error) {
 	var jobs []Job
-	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $2 AND j.unique_key = $1 AND j.state = '`+held+`'
+	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $2 AND j.unique_key = $1 AND j.state = `+heldSQL+`
 		RETURNING j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id"),
 		[]any{key, merchant}, func(row store.Row) error {
 			j, err := scanJob(row)
@@ -479,7 +506,7 @@ func (q *Queue) takeHinted() []string {
 // merchant clock offset, a bound that lets the (state, run_at) index stop
 // the scan at the due jobs instead of reading every waiting one (payins,
 // payouts, checkouts and PayID requests wait with expiry jobs).
-var dueWhere = `j.state = 'available' AND j.run_at <= $2
+var dueWhere = `j.state = ` + availableSQL + ` AND j.run_at <= $2
 	AND j.run_at <= $1 + ` + ClockOffsetOf("j.merchant_id")
 
 // scope is whose jobs a claim takes: every merchant's (and those of no
@@ -665,7 +692,7 @@ func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome st
 	case err != nil:
 		return "", runErr, err
 	case runErr == nil:
-		return "done", nil, nil
+		return outcomeDone, nil, nil
 	case ctx.Err() != nil:
 		return "", runErr, ctx.Err() // shutting down: the rollback hands the jobs back
 	}
@@ -735,24 +762,24 @@ func (q *Queue) run(ctx context.Context, tx *store.Tx, j Job) (err error) {
 
 // recordFailure records a failed run in tx: the job is retried after a
 // growing delay, or marked failed once it has used its attempts. It returns
-// the outcome, "retry" or "failed".
+// the outcome, outcomeRetry or outcomeFailed.
 func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr error) (string, error) {
 	msg := runErr.Error()
 	if len(msg) > 2000 {
 		msg = msg[:2000]
 	}
-	var state string
+	var state State
 	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
-		state = CASE WHEN attempts + 1 >= max_attempts THEN 'failed' ELSE 'available' END,
+		state = CASE WHEN attempts + 1 >= max_attempts THEN `+failedSQL+` ELSE `+availableSQL+` END,
 		run_at = $2 + `+ClockOffsetOf("jobs.merchant_id")+`
 		WHERE merchant_id = $3 AND id = $4 RETURNING state`, msg, q.clock.Now().Add(Backoff(j.Attempt)).UnixMilli(), j.ClockOf, j.ID).Scan(&state)
 	if err != nil {
 		return "", fmt.Errorf("record failure of job %d: %w", j.ID, err)
 	}
-	if state == "failed" {
-		return "failed", nil
+	if state == Failed {
+		return outcomeFailed, nil
 	}
-	return "retry", nil
+	return outcomeRetry, nil
 }
 
 // Backoff is the delay before retry number attempt: exponential from one
@@ -786,7 +813,7 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		}
 		where, args := sc.filter([]any{now, bound})
 		// Jobs held for their lane run are due too: their run is coming.
-		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE (j.state = '`+held+`' OR `+dueWhere+`)`+where, args...).Scan(&n); err != nil {
+		if err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs j WHERE (j.state = `+heldSQL+` OR `+dueWhere+`)`+where, args...).Scan(&n); err != nil {
 			return fmt.Errorf("run due jobs: %w", err)
 		}
 		// On Citus the merchant's jobs are on its shard with the rows they
@@ -802,4 +829,12 @@ func (q *Queue) RunDue(ctx context.Context, merchantID string) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// Queued counts the jobs waiting or due, those held for their lane run too
+// (not those that failed), for a gauge of the queue's depth.
+func (q *Queue) Queued(ctx context.Context) (int64, error) {
+	var n int64
+	err := q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE state IN (`+availableSQL+`, `+heldSQL+`)`).Scan(&n)
+	return n, err
 }

@@ -172,17 +172,17 @@ func TestHandlerErrorRetries(t *testing.T) {
 			name      string
 			advance   time.Duration
 			wantRan   bool
-			wantState string
+			wantState job.State
 			wantTries int
 			wantError string
 			wantLater bool // run_at is after the clock's now
 		}{
-			{"first run fails", 0, true, "available", 1, "upstream said no (attempt 1)", true},
-			{"not due again at once", 0, false, "available", 1, "upstream said no (attempt 1)", true},
-			{"not due before the shortest backoff", 799 * time.Millisecond, false, "available", 1, "upstream said no (attempt 1)", true},
-			{"second run fails", time.Hour, true, "available", 2, "upstream said no (attempt 2)", true},
-			{"third run fails for good", time.Hour, true, "failed", 3, "upstream said no (attempt 3)", true},
-			{"a failed job never runs again", 24 * time.Hour, false, "failed", 3, "upstream said no (attempt 3)", false},
+			{"first run fails", 0, true, job.Available, 1, "upstream said no (attempt 1)", true},
+			{"not due again at once", 0, false, job.Available, 1, "upstream said no (attempt 1)", true},
+			{"not due before the shortest backoff", 799 * time.Millisecond, false, job.Available, 1, "upstream said no (attempt 1)", true},
+			{"second run fails", time.Hour, true, job.Available, 2, "upstream said no (attempt 2)", true},
+			{"third run fails for good", time.Hour, true, job.Failed, 3, "upstream said no (attempt 3)", true},
+			{"a failed job never runs again", 24 * time.Hour, false, job.Failed, 3, "upstream said no (attempt 3)", false},
 		}
 		for _, st := range steps {
 			t.Run(st.name, func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestFailingHandlers(t *testing.T) {
 					t.Errorf("RunOne = %v, %v; want true, nil", ran, err)
 				}
 				got := jobOf(t, db, tt.kind)
-				if got.State != "available" || got.Attempts != 1 || !regexp.MustCompile("^"+tt.wantError).MatchString(got.LastError) {
+				if got.State != job.Available || got.Attempts != 1 || !regexp.MustCompile("^"+tt.wantError).MatchString(got.LastError) {
 					t.Errorf("job = %+v, want available after 1 attempt with last error %q…", got, tt.wantError)
 				}
 				if n := count(t, db, `SELECT count(*) FROM job_runs WHERE runner = $1`, tt.kind); n != 0 {

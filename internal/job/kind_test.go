@@ -177,7 +177,7 @@ func TestPayloadThatDoesNotDecodeFails(t *testing.T) {
 			t.Fatalf("RunOne = %v, %v; want true, nil", ran, err)
 		}
 		got := jobOf(t, db, "test.bad")
-		if got.State != "available" || got.Attempts != 1 || !regexp.MustCompile(`^job \d+ \(test.bad\) payload: json: cannot unmarshal`).MatchString(got.LastError) {
+		if got.State != job.Available || got.Attempts != 1 || !regexp.MustCompile(`^job \d+ \(test.bad\) payload: json: cannot unmarshal`).MatchString(got.LastError) {
 			t.Errorf("job = %+v, want available after 1 attempt with a payload error", got)
 		}
 		if runs != 0 {

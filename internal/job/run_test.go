@@ -82,7 +82,7 @@ func TestInterruptedJobIsHandedBack(t *testing.T) {
 		if !ran || err != nil {
 			t.Errorf("interrupted RunOne = %v, %v; want true, nil", ran, err)
 		}
-		if got := jobOf(t, first, "work"); got.State != "available" || got.Attempts != 0 {
+		if got := jobOf(t, first, "work"); got.State != job.Available || got.Attempts != 0 {
 			t.Errorf("interrupted job = %+v, want available with no attempt counted", got)
 		}
 

@@ -347,19 +347,24 @@ func (s *Server) schedulePeriodic(ctx context.Context) {
 
 // registerGauges exposes queue depths, read from the database at scrape time.
 func (s *Server) registerGauges() {
-	count := func(query string) func() float64 {
+	gauge := func(read func(ctx context.Context) (int64, error)) func() float64 {
 		return func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			var n int64
-			if err := s.DB.Read().QueryRowContext(ctx, query).Scan(&n); err != nil {
+			n, err := read(ctx)
+			if err != nil {
 				return -1
 			}
 			return float64(n)
 		}
 	}
+	count := func(query string) func() float64 {
+		return gauge(func(ctx context.Context) (n int64, err error) {
+			err = s.DB.Read().QueryRowContext(ctx, query).Scan(&n)
+			return n, err
+		})
+	}
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
-	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).",
-		count(`SELECT count(*) FROM jobs WHERE state IN ('available', 'held')`))
+	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).", gauge(s.Queue.Queued))
 }
