@@ -280,59 +280,28 @@ func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) err
 // the treasury account it goes into, if any (ledger.LockAccounts), and the
 // merchant's time.
 func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
-	r, err := s.get(ctx, tx, merchantID, uuid)
-	if err != nil {
-		return row{}, time.Time{}, err
-	}
-	if err := ledger.LockAccounts(ctx, tx, merchantID, r.currency, r.accountID, r.treasuryID.Int64); err != nil {
-		return row{}, time.Time{}, err
-	}
-	if r, err = s.get(ctx, tx, merchantID, uuid); err != nil {
-		return row{}, time.Time{}, err
-	}
-	now, err := s.clock.Read(ctx, tx, merchantID)
-	return r, now, err
+	read := func() (row, error) { return s.get(ctx, tx, merchantID, uuid) }
+	return ReadLocked(ctx, tx, s.clock, merchantID, read, func(r row) error {
+		return ledger.LockAccounts(ctx, tx, merchantID, r.currency, r.accountID, r.treasuryID.Int64)
+	})
 }
 
 // complete ends a settlement: done, its amount leaves outgoing (into the
 // treasury account's available, with a Transfer In record there, or out);
 // failed, amount and fee return to available.
 func (s *Service) complete(ctx context.Context, tx *store.Tx, r *row, done bool, reason string, now time.Time) error {
-	status := Completed
-	if !done {
-		status = Failed
-	}
-	if err := ledger.Land(ctx, tx, ledger.Outflow{MerchantID: r.merchantID, Currency: r.currency, Operation: "settlement",
-		RecordID: r.balanceID, Reference: r.uuid, From: r.accountID, To: r.treasuryID, Amount: r.amount, Fee: r.fee}, done, now); err != nil {
-		return err
-	}
-	var failure any
-	if !done {
-		failure = reason
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE settlements SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2
-		WHERE merchant_id = $4 AND uuid = $5`, string(status), now.UnixMilli(), failure, r.merchantID, r.uuid); err != nil {
-		return fmt.Errorf("settlement %s: %w", r.uuid, err)
-	}
-	updated, err := s.get(ctx, tx, r.merchantID, r.uuid)
+	end, err := Finish(ctx, tx, Settlements, ledger.Outflow{MerchantID: r.merchantID, Currency: r.currency, Operation: "settlement",
+		RecordID: r.balanceID, Reference: r.uuid, From: r.accountID, To: r.treasuryID, Amount: r.amount, Fee: r.fee}, done, reason, now)
 	if err != nil {
 		return err
 	}
-	*r = updated
-	return s.emit(ctx, tx, updated, now)
+	r.status, r.completedAt, r.failure, r.updatedAt = Status(end.Status), end.CompletedAt, end.Failure, now.UnixMilli()
+	return s.emit(ctx, tx, *r, now)
 }
 
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) error {
-	if r.endpoint == "" {
-		return nil
-	}
-	view, err := r.view()
-	if err != nil {
-		return err
-	}
-	_, err = s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "settlement." + string(r.status), RecordUUID: r.uuid,
-		Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: view, At: now})
-	return err
+	return Announce(ctx, tx, s.webhooks, webhook.Event{MerchantID: r.merchantID, Type: "settlement." + string(r.status), RecordUUID: r.uuid,
+		Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, At: now}, func() (any, error) { return r.view() })
 }
 
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {

@@ -332,58 +332,27 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 // outgoing for the destination's available (with a Transfer In record
 // there) or for the bank. Failed: it returns to the source's available.
 func (s *Service) finish(ctx context.Context, tx *store.Tx, t *row, done bool, reason string, now time.Time) error {
-	status := Completed
-	if !done {
-		status = Failed
-	}
-	if err := ledger.Land(ctx, tx, ledger.Outflow{MerchantID: t.merchantID, Currency: t.currency, Operation: "transfer",
-		RecordID: t.uuid, Reference: t.uuid, From: t.fromAccountID, To: t.toAccountID, Amount: t.amount}, done, now); err != nil {
-		return err
-	}
-	var failure any
-	if !done {
-		failure = reason
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE transfers SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2
-		WHERE merchant_id = $4 AND uuid = $5`, string(status), now.UnixMilli(), failure, t.merchantID, t.uuid); err != nil {
-		return fmt.Errorf("transfer %s: %w", t.uuid, err)
-	}
-	updated, err := s.get(ctx, tx, t.merchantID, t.uuid)
+	end, err := settlement.Finish(ctx, tx, settlement.Transfers, ledger.Outflow{MerchantID: t.merchantID, Currency: t.currency,
+		Operation: "transfer", RecordID: t.uuid, Reference: t.uuid, From: t.fromAccountID, To: t.toAccountID, Amount: t.amount}, done, reason, now)
 	if err != nil {
 		return err
 	}
-	*t = updated
-	return s.emit(ctx, tx, updated, now)
+	t.status, t.completedAt, t.failure = Status(end.Status), end.CompletedAt, end.Failure
+	return s.emit(ctx, tx, *t, now)
 }
 
 func (s *Service) emit(ctx context.Context, tx *store.Tx, t row, now time.Time) error {
-	if t.endpoint == "" {
-		return nil
-	}
-	view, err := t.view()
-	if err != nil {
-		return err
-	}
-	_, err = s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: t.merchantID, Type: "transfer." + string(t.status), RecordUUID: t.uuid,
-		Target: webhook.Target{EndpointURL: t.endpoint, AuthorizationHeader: t.auth}, Payload: view, At: now})
-	return err
+	return settlement.Announce(ctx, tx, s.webhooks, webhook.Event{MerchantID: t.merchantID, Type: "transfer." + string(t.status), RecordUUID: t.uuid,
+		Target: webhook.Target{EndpointURL: t.endpoint, AuthorizationHeader: t.auth}, At: now}, func() (any, error) { return t.view() })
 }
 
 // locked reads a transfer under the ledger locks of both its accounts
 // (ledger.LockAccounts), and the merchant's time.
 func (s *Service) locked(ctx context.Context, tx *store.Tx, merchantID, uuid string) (row, time.Time, error) {
-	t, err := s.get(ctx, tx, merchantID, uuid)
-	if err != nil {
-		return row{}, time.Time{}, err
-	}
-	if err := ledger.LockAccounts(ctx, tx, merchantID, t.currency, t.fromAccountID, t.toAccountID.Int64); err != nil {
-		return row{}, time.Time{}, err
-	}
-	if t, err = s.get(ctx, tx, merchantID, uuid); err != nil {
-		return row{}, time.Time{}, err
-	}
-	now, err := s.clock.Read(ctx, tx, merchantID)
-	return t, now, err
+	read := func() (row, error) { return s.get(ctx, tx, merchantID, uuid) }
+	return settlement.ReadLocked(ctx, tx, s.clock, merchantID, read, func(t row) error {
+		return ledger.LockAccounts(ctx, tx, merchantID, t.currency, t.fromAccountID, t.toAccountID.Int64)
+	})
 }
 
 // Get is one transfer.
