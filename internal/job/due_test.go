@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -138,52 +137,6 @@ func TestTestClock(t *testing.T) {
 					t.Errorf("job ran %d times, want %d", runs, st.wantRuns)
 				}
 			})
-		}
-	})
-}
-
-// TestRetryOnTestClock fails a job of a merchant whose test clock is far
-// ahead: the retry must be scheduled on that clock, a backoff after the
-// merchant's now, not at once.
-func TestRetryOnTestClock(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		merchant := newMerchant(t, db)
-		exec(t, db, `UPDATE merchants SET clock_offset_ms = $1 WHERE id = $2`, (10 * time.Hour).Milliseconds(), merchant)
-		clk := clock.NewManual(t0)
-		q, _ := newQueue(db, clk)
-		runs := 0
-		handle(q, "flaky", func(_ context.Context, _ *store.Tx, j job.Job) error {
-			runs++
-			if j.Attempt == 1 {
-				return errors.New("transient")
-			}
-			return nil
-		})
-		enqueue(t, q, db, "flaky", nil, job.Options{ClockOf: merchant})
-		steps := []struct {
-			name     string
-			advance  time.Duration
-			wantRuns int
-		}{
-			{"first run fails", 0, 1},
-			{"retry waits for the backoff", 0, 1},
-			{"retry runs after it", 2 * time.Second, 2},
-		}
-		for _, st := range steps {
-			t.Run(st.name, func(t *testing.T) {
-				clk.Advance(st.advance)
-				if err := q.RunDue(ctx, merchant); err != nil {
-					t.Fatalf("RunDue: %v", err)
-				}
-				if runs != st.wantRuns {
-					t.Errorf("job ran %d times, want %d", runs, st.wantRuns)
-				}
-			})
-		}
-		if n := count(t, db, `SELECT count(*) FROM jobs`); n != 0 {
-			t.Errorf("%d jobs left, want 0", n)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,4 +125,50 @@ func createRuns(t testing.TB, db *store.DB) {
 func recordRun(ctx context.Context, tx *store.Tx, j job.Job, runner string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_runs (payload, runner) VALUES ($1, $2)`, string(j.Payload), runner)
 	return err
+}
+
+// drain runs q's due jobs one by one until none is left and returns how many ran.
+func drain(t *testing.T, q *job.Queue) int {
+	t.Helper()
+	n := 0
+	for ; n < 1000; n++ {
+		ran, err := q.RunOne(context.Background(), "")
+		if err != nil {
+			t.Fatalf("RunOne: %v", err)
+		}
+		if !ran {
+			return n
+		}
+	}
+	t.Fatal("queue did not drain after 1000 runs")
+	return n
+}
+
+// completions counts committed job runs and closes done when it reaches want.
+type completions struct {
+	want int64
+	n    atomic.Int64
+	done chan struct{}
+}
+
+func newCompletions(want int) *completions {
+	return &completions{want: int64(want), done: make(chan struct{})}
+}
+
+// commit is registered with AfterCommit by a handler; it closes done once,
+// on the want-th call.
+func (c *completions) commit() {
+	if c.n.Add(1) == c.want {
+		close(c.done)
+	}
+}
+
+// wait waits for every completion, failing the test after timeout.
+func (c *completions) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(timeout):
+		t.Fatalf("only %d of %d jobs completed in %v", c.n.Load(), c.want, timeout)
+	}
 }
