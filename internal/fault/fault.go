@@ -84,6 +84,10 @@ const (
 	CodeAmountOutOfRange  = "AMOUNT_OUT_OF_RANGE"
 	CodeCurrency          = "CURRENCY_NOT_SUPPORTED"
 	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
+	// CodeMethodNotEnabled refuses a method the account does not offer
+	// (payins, payouts and payin links alike), or one of another currency
+	// than the request's (CONTRACT §16).
+	CodeMethodNotEnabled = "METHOD_NOT_ENABLED"
 	// CodeAlreadyExists is the 409 of a create that repeats a unique key;
 	// its message names the existing record (CONTRACT §16).
 	CodeAlreadyExists    = "ALREADY_EXISTS"

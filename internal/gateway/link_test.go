@@ -80,11 +80,11 @@ func TestCreateLinkRules(t *testing.T) {
 				r.MetaData = map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": map[string]any{"e": map[string]any{"f": 1}}}}}}
 			}), fault.CodeValidation, "meta_data"},
 			{"long description", p, with(func(r *gateway.LinkRequest) { r.Description = strings.Repeat("x", 256) }), fault.CodeValidation, "description"},
-			{"method of another currency", p, linkRequest("nz_card_nzd", "HKD", "25.00"), gateway.CodeMethodNotEnabled, ""},
+			{"method of another currency", p, linkRequest("nz_card_nzd", "HKD", "25.00"), fault.CodeMethodNotEnabled, ""},
 			{"MWK below 2,000", p, linkRequest("mw_bank_mwk", "MWK", "1999.99"), fault.CodeAmountOutOfRange, ""},
 			{"UGX below 15,000", p, linkRequest("ug_bank_ugx", "UGX", "14999"), fault.CodeAmountOutOfRange, ""},
 			{"UGX above 36,000,000", p, linkRequest("ug_bank_ugx", "UGX", "36000001"), fault.CodeAmountOutOfRange, ""},
-			{"UGX not enabled", p, linkRequest("ug_bank_ugx", "UGX", "15000"), gateway.CodeMethodNotEnabled, ""},
+			{"UGX not enabled", p, linkRequest("ug_bank_ugx", "UGX", "15000"), fault.CodeMethodNotEnabled, ""},
 			{"card below its minimum", p, linkRequest("nz_card_nzd", "NZD", "0.99"), fault.CodeAmountOutOfRange, ""},
 			{"no account in the currency", onlyNZD, linkRequest("hk_card_hkd", "HKD", "25.00"), fault.CodeCurrency, ""},
 		}

@@ -100,7 +100,7 @@ func (s *Service) validateLink(r *LinkRequest) (checkedLink, error) {
 		return checkedLink{}, err
 	}
 	if m.Currency != cur.Code {
-		return checkedLink{}, fault.Rule(CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, cur.Code)
+		return checkedLink{}, fault.Rule(fault.CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, cur.Code)
 	}
 	if amount < m.MinMinor || amount > m.MaxMinor {
 		return checkedLink{}, fault.Rule(fault.CodeAmountOutOfRange, "%s takes %s to %s %s",
@@ -108,10 +108,6 @@ func (s *Service) validateLink(r *LinkRequest) (checkedLink, error) {
 	}
 	return checkedLink{method: m, amount: amount, metaData: metaData}, nil
 }
-
-// CodeMethodNotEnabled refuses a method the account does not offer, or a
-// method for another currency (CONTRACT §16).
-const CodeMethodNotEnabled = "METHOD_NOT_ENABLED"
 
 // encodeMetaData bounds and encodes the merchant's meta_data object.
 func encodeMetaData(m map[string]any) (string, string) {
@@ -165,7 +161,7 @@ func (s *Service) CreateLink(ctx context.Context, tx *store.Tx, p merchant.Princ
 		return LinkCreated{}, err
 	}
 	if !m.enabledOn(acc.Methods) {
-		return LinkCreated{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this merchant's %s account", m.Code, m.Currency)
+		return LinkCreated{}, fault.Rule(fault.CodeMethodNotEnabled, "%s is not enabled on this merchant's %s account", m.Code, m.Currency)
 	}
 	now := s.clock.Of(p)
 	expiresAt := now.Add(PayinLinkLifetime)

@@ -64,7 +64,7 @@ var errorCodes = []errorCode{
 	{fault.CodeAmountOutOfRange, http.StatusUnprocessableEntity, "The amount is outside the method's limits, or more than is left (to refund)."},
 	{fault.CodeCurrency, http.StatusUnprocessableEntity, "The currency is not the calling app's, or the merchant has no payments account in it."},
 	{fault.CodeInsufficientFunds, http.StatusUnprocessableEntity, "The available (or withdrawable) balance is lower than the amount and its fees."},
-	{payin.CodeMethodNotEnabled, http.StatusUnprocessableEntity, "The method is unknown, not enabled on this account, or does not take this currency."},
+	{fault.CodeMethodNotEnabled, http.StatusUnprocessableEntity, "The method is unknown, not enabled on this account, or does not take this currency."},
 	{payin.CodeGSTNotAllowed, http.StatusUnprocessableEntity, "gst may be true only for AU merchants in AUD."},
 	{payin.CodeContactRequired, http.StatusUnprocessableEntity, "The method needs a contact with this email: create it with POST /v2/contacts."},
 	{payin.CodeKYCRequired, http.StatusUnprocessableEntity, "The method needs the contact's KYC approved."},

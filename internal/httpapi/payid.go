@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/payid"
+	"payd/internal/payin"
 )
 
 func (a *API) payidRoutes() []route {
@@ -14,7 +15,7 @@ func (a *API) payidRoutes() []route {
 	return []route{
 		{method: "POST", path: "/v1/merchants/create_payment", auth: authKeys, summary: "Create a one-time PayID payment request (AUD).",
 			description: createPaymentText(payid.CreateRules()),
-			body:        createPaymentBody{}, response: payid.PaymentRequest{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeAmountOutOfRange, payid.CodeGSTNotAllowed, fault.CodeNotFound},
+			body:        createPaymentBody{}, response: payid.PaymentRequest{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.PayIDs.Create), merchantLane: true},
 		{method: "GET", path: "/v1/payment_requests/status", auth: authKeys, summary: "A payment request's status, by id or PayID (id wins; neither is a 422).",
 			params: lookup, response: payid.StatusView{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.paymentRequestStatus},

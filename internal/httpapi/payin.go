@@ -22,14 +22,14 @@ type statusOK struct {
 
 func (a *API) payinRoutes() []route {
 	uuidParam := []param{{name: "uuid", typ: "string", required: true, doc: "The payin's uuid."}}
-	payinCodes := []string{fault.CodeNotFound, fault.CodeCurrency, payin.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed,
+	payinCodes := []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, payin.CodeGSTNotAllowed,
 		payin.CodeContactRequired, payin.CodeKYCRequired}
 	return []route{
 		{method: "GET", path: "/v2/payins/payin_methods", auth: authKeys, summary: "Payin methods enabled for the calling app's currency.",
 			response: payinMethodList{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.payinMethods},
 		{method: "GET", path: "/v2/payins/payin_method/params", auth: authKeys, summary: "The fields to collect for a payin method.",
 			params:   []param{{name: "payin_method_name", typ: "string", required: true, doc: "A method code from payin_methods."}},
-			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, payin.CodeMethodNotEnabled}, handle: lookupHandler(a, "payin_method_name", a.Payins.MethodParams, func(v payin.MethodParamsView) any { return payinMethodParams{Record: v} })},
+			response: payinMethodParams{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeMethodNotEnabled}, handle: lookupHandler(a, "payin_method_name", a.Payins.MethodParams, func(v payin.MethodParamsView) any { return payinMethodParams{Record: v} })},
 		{method: "POST", path: "/v2/payins", auth: authKeys, summary: "Create a payin.",
 			description: "Rules: currency must be the app's; the method must be enabled; amount within the method's limits (422 AMOUNT_OUT_OF_RANGE); VND, JPY, XAF, KRW and XOF amounts are rounded and the recorded amount returned; gst only for AU merchants in AUD (422 GST_NOT_ALLOWED), adding 10 %; the method's mandatory payin_method_params (422 VALIDATION_FAILED naming payin_method_params.<name>); require_contact methods need a contact with that email (422 CONTACT_REQUIRED), require_kyc methods its KYC approved (422 KYC_REQUIRED). OTP methods (kr_bank_va_kyc_krw, mobile money) start at stage authorize_otp.",
 			body:        payin.Request{}, response: payin.Payin{}, status: 201, codes: payinCodes, handle: jsonHandler(a, http.StatusCreated, a.Payins.Create)},

@@ -24,7 +24,7 @@ func (a *API) payinLinkRoutes() []route {
 				"METHOD_NOT_ENABLED for a method of another currency, or ug_bank_ugx on a UGX account that does not enable it (payd account update --methods ug_bank_ugx); AMOUNT_OUT_OF_RANGE outside the method's limits (mw_bank_mwk at least 2,000 MWK; ug_bank_ugx 15,000–36,000,000 UGX). " +
 				"The link is pending and expires 24 hours later on the merchant's clock. A paid link credits the available balance of its currency once (a payment balance record whose reference_id is the uuid), whatever the number of clicks or tabs. " +
 				"Each change (failed, paid, expired) is a payin_link.<status> webhook to webhook_notification with the link record (GET /v3/payin_links/detail) as body. " + linkPageDoc,
-			body: gateway.LinkRequest{}, response: gateway.LinkCreated{}, status: 201, codes: []string{fault.CodeCurrency, gateway.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, fault.CodeNotFound},
+			body: gateway.LinkRequest{}, response: gateway.LinkCreated{}, status: 201, codes: []string{fault.CodeCurrency, fault.CodeMethodNotEnabled, fault.CodeAmountOutOfRange, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Gateway.CreateLink)},
 		{method: "GET", path: "/v3/payin_links/detail", auth: authKeys, summary: "One payin link: the object its webhooks carry.",
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The link's uuid."}},

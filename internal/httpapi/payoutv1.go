@@ -23,7 +23,7 @@ const maxPayoutTextBytes = 4 << 10
 var scheduleAheadText = fmt.Sprintf("%d days", payout.MaxScheduleAheadDays)
 
 func (a *API) payoutV1Routes() []route {
-	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, payout.CodeMethodNotEnabled, payout.CodeMixedAddressing, fault.CodeAlreadyExists,
+	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeMethodNotEnabled, payout.CodeMixedAddressing, fault.CodeAlreadyExists,
 		fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}
 	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future and at most " + scheduleAheadText + " ahead of the merchant's clock; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and then pays only what the new request carries; without a failed transaction a repeat stays 409 ALREADY_EXISTS. The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
 	return []route{

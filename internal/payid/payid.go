@@ -39,12 +39,8 @@ const (
 	ReturnRejected Status = "return_rejected"
 )
 
-// Error codes of the PayID rules.
-const (
-	CodeDeregistered = "PAYID_DEREGISTERED"
-	// CodeGSTNotAllowed: gst is for AU merchants only (as for payins).
-	CodeGSTNotAllowed = "GST_NOT_ALLOWED"
-)
+// CodeDeregistered refuses a PayID that is deregistered.
+const CodeDeregistered = "PAYID_DEREGISTERED"
 
 // currency is the only currency of PayID.
 const currency = "AUD"

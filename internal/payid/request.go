@@ -15,6 +15,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/param"
+	"payd/internal/payin"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -248,7 +249,7 @@ func (s *Service) validate(p merchant.Principal, r *CreateRequest, now time.Time
 	c.amount, c.total = amount, amount
 	if r.GST {
 		if p.Country != "AU" {
-			return checked{}, fault.Rule(CodeGSTNotAllowed, "gst may be true only for AU merchants")
+			return checked{}, fault.Rule(payin.CodeGSTNotAllowed, "gst may be true only for AU merchants")
 		}
 		c.gstAmount = money.Percent(amount, gstBPS)
 		c.total += c.gstAmount

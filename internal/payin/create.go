@@ -84,7 +84,7 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 		return checked{}, fault.Field("payin_method_name", "is not a payin method: GET /v2/payins/payin_methods lists them")
 	}
 	if m.Currency != r.Currency {
-		return checked{}, fault.Rule(CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, r.Currency)
+		return checked{}, fault.Rule(fault.CodeMethodNotEnabled, "%s takes %s, not %s", m.Code, m.Currency, r.Currency)
 	}
 	c.method, c.currency = m, m.currency
 	if err := c.checkAmount(p, r); err != nil {
@@ -174,7 +174,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	// The principal is the payments account in the payin's currency
 	// (validate), with its methods as of its authentication.
 	if !isEnabled(m, p.Currency, p.Methods) {
-		return Payin{}, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", m.Code)
+		return Payin{}, fault.Rule(fault.CodeMethodNotEnabled, "%s is not enabled on this account", m.Code)
 	}
 	if err := s.checkContact(ctx, tx, p.MerchantID, m, r.Email); err != nil {
 		return Payin{}, err

@@ -9,13 +9,14 @@ import (
 
 // Error codes of the payin rules.
 const (
-	CodeMethodNotEnabled = "METHOD_NOT_ENABLED"
-	CodeGSTNotAllowed    = "GST_NOT_ALLOWED"
-	CodeContactRequired  = "CONTACT_REQUIRED"
-	CodeKYCRequired      = "KYC_REQUIRED"
-	CodeNotRefundable    = "NOT_REFUNDABLE"
-	CodeNotCancellable   = "NOT_CANCELLABLE"
-	CodeOTPInvalid       = "OTP_INVALID"
+	// CodeGSTNotAllowed: gst is for AU merchants in AUD only; a PayID
+	// payment request follows the same rule.
+	CodeGSTNotAllowed   = "GST_NOT_ALLOWED"
+	CodeContactRequired = "CONTACT_REQUIRED"
+	CodeKYCRequired     = "KYC_REQUIRED"
+	CodeNotRefundable   = "NOT_REFUNDABLE"
+	CodeNotCancellable  = "NOT_CANCELLABLE"
+	CodeOTPInvalid      = "OTP_INVALID"
 )
 
 func notFound(uuid string) error { return fault.NotFoundf("no payin %s", uuid) }
@@ -23,5 +24,5 @@ func notFound(uuid string) error { return fault.NotFoundf("no payin %s", uuid) }
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
 func notEnabled(code string) error {
-	return fault.Rule(CodeMethodNotEnabled, "%s is not a payin method enabled on this account", code)
+	return fault.Rule(fault.CodeMethodNotEnabled, "%s is not a payin method enabled on this account", code)
 }

@@ -50,7 +50,7 @@ func TestCreateRules(t *testing.T) {
 		field string
 	}{
 		{"unknown method", "IDR", payin.Request{Currency: "IDR", Amount: "10000", PayinMethodName: "id_bank_nope_idr"}, fault.CodeValidation, "payin_method_name"},
-		{"method of another currency", "IDR", payin.Request{Currency: "IDR", Amount: "10000", PayinMethodName: "vn_vietqr_vnd"}, payin.CodeMethodNotEnabled, ""},
+		{"method of another currency", "IDR", payin.Request{Currency: "IDR", Amount: "10000", PayinMethodName: "vn_vietqr_vnd"}, fault.CodeMethodNotEnabled, ""},
 		{"currency not the app's", "IDR", payin.Request{Currency: "AUD", Amount: "100", PayinMethodName: "id_bank_qris_idr"}, fault.CodeCurrency, ""},
 		{"under the minimum", "IDR", qris("999"), fault.CodeAmountOutOfRange, ""},
 		{"over the maximum", "IDR", qris("10000001"), fault.CodeAmountOutOfRange, ""},

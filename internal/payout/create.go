@@ -52,11 +52,8 @@ const (
 	maxExternalIDLen  = 100
 )
 
-// Error codes of payouts.
-const (
-	CodeMethodNotEnabled = "METHOD_NOT_ENABLED"
-	CodeDecisionConflict = "DECISION_CONFLICT"
-)
+// CodeDecisionConflict refuses a decision on a payout already decided.
+const CodeDecisionConflict = "DECISION_CONFLICT"
 
 // Maker is who creates a payout: an app of the API, or a portal user (who
 // then may not decide it).
@@ -197,7 +194,7 @@ func (s *Service) holdFunds(ctx context.Context, tx *store.Tx, p merchant.Princi
 		// the post ran on another account, and the failure rolls it back.
 		return acc, fmt.Errorf("create payout: the caller's account %d is not the %s payments account %d", p.AccountID, currency, acc.ID)
 	case !enabled(c.method, acc.Currency, acc.Methods):
-		return acc, fault.Rule(CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
+		return acc, fault.Rule(fault.CodeMethodNotEnabled, "%s is not enabled on this account", c.method.Code)
 	}
 	return acc, held
 }
@@ -302,7 +299,7 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 		return checked{}, f.Err()
 	}
 	if r.Currency != "" && m.Currency != r.Currency {
-		return checked{}, fault.Rule(CodeMethodNotEnabled, "%s pays out %s, not %s", m.Code, m.Currency, r.Currency)
+		return checked{}, fault.Rule(fault.CodeMethodNotEnabled, "%s pays out %s, not %s", m.Code, m.Currency, r.Currency)
 	}
 	c.method = m
 	for i, d := range r.PayoutTransactionDetails {
