@@ -124,10 +124,19 @@ func Katakana(v any) string {
 
 // Validate checks params, the member named field (payin_method_params,
 // payout_transaction_details[3].payout_method_params), against the fields of
-// method: types, mandatory members and per-member rules, each problem added
-// to f under its member's name. Unknown members are kept (integrations send
-// extras) but bounded in count and size.
-func Validate(field, method string, fields []Param, params map[string]any, f fault.Fields) {
+// method: types, mandatory members and per-member rules, then the rules
+// that span members, each problem added to f under its member's name.
+// Unknown members are kept (integrations send extras) but bounded in count
+// and size.
+func Validate(field, method string, fields []Param, rules []Rule, params map[string]any, f fault.Fields) {
+	checkMembers(field, method, fields, params, f)
+	for _, rule := range rules {
+		rule(f, field, method, params)
+	}
+}
+
+// checkMembers is Validate's check of each member.
+func checkMembers(field, method string, fields []Param, params map[string]any, f fault.Fields) {
 	if len(params) > MaxCount {
 		f.Add(field, fmt.Sprintf("has more than %d members", MaxCount))
 		return
@@ -169,29 +178,5 @@ func hasType(v any, typ string) bool {
 	default:
 		_, ok := v.(string)
 		return ok
-	}
-}
-
-// ByUserType enforces the ug_bank_ugx rule of the spec: validation
-// depends on user_type. Individuals give first_name, last_name and phone
-// (payouts: phone only, names excluded); businesses give business_name and
-// registration_number.
-func ByUserType(params map[string]any, prefix string, withNames bool, f fault.Fields) {
-	var need []string
-	switch params["user_type"] {
-	case "individual":
-		need = []string{"phone"}
-		if withNames {
-			need = []string{"first_name", "last_name", "phone"}
-		}
-	case "business":
-		need = []string{"business_name", "registration_number"}
-	default:
-		return
-	}
-	for _, n := range need {
-		if s, _ := params[n].(string); strings.TrimSpace(s) == "" {
-			f.Add(prefix+n, fmt.Sprintf("is required when user_type is %s", params["user_type"]))
-		}
 	}
 }

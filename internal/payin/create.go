@@ -94,10 +94,7 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 	if params == nil {
 		params = map[string]any{}
 	}
-	param.Validate("payin_method_params", m.Code, m.Params, params, f)
-	if m.Code == "ug_bank_ugx" {
-		param.ByUserType(params, "payin_method_params.", true, f)
-	}
+	param.Validate("payin_method_params", m.Code, m.Params, m.Rules, params, f)
 	return c, f.Err()
 }
 

@@ -41,6 +41,8 @@ type Method struct {
 	// OTP methods start at stage authorize_otp.
 	OTP    bool
 	Params []param.Param
+	// Rules span Params (ug_bank_ugx's by user_type).
+	Rules []param.Rule
 	// OffByDefault methods must be enabled per account (ug_bank_ugx).
 	OffByDefault bool
 	// FeeBPS and FeeFixedMinor are the default fee: basis points of the paid
@@ -124,6 +126,8 @@ var catalogue = []Method{
 			pPhoneOpt,
 			{Name: "business_name", Type: "string", Label: "business name (business)", Check: param.Text(200)},
 			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}},
+		Rules: []param.Rule{param.RequiredWhen("user_type", map[string][]string{
+			"individual": {"first_name", "last_name", "phone"}, "business": {"business_name", "registration_number"}})},
 		FeeBPS: 150},
 	{Code: "kh_pay_khr", Currency: "KHR", Family: Redirect, Description: "Cambodian bank payment",
 		MinMinor: money.UnitsOf("KHR", 400), MaxMinor: money.UnitsOf("KHR", 40_000_000), Refundable: true, Cancellable: true,

@@ -408,15 +408,7 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 // including the rules that span members.
 func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params map[string]any) {
 	field := prefix + ".payout_method_params"
-	param.Validate(field, m.Code, m.Params, params, f)
-	switch m.Code {
-	case "th_bank_thb":
-		if _, ok := params["bank_code"]; ok {
-			f.Add(field+".bank_code", "is not taken by th_bank_thb: give the recipient bank's swift_code instead")
-		}
-	case "ug_bank_ugx":
-		param.ByUserType(params, field+".", false, f)
-	}
+	param.Validate(field, m.Code, m.Params, m.Rules, params, f)
 	if m.BankField == "" {
 		return
 	}
@@ -431,10 +423,10 @@ func (s *Service) checkParams(f fault.Fields, m Method, prefix string, params ma
 		f.Add(field+"."+m.BankField, fmt.Sprintf("%q is not one of %s's banks: GET /v2/payouts/payout_method/params lists them", code, m.Code))
 		return
 	}
-	if m.Code == "jp_bank_jpy" {
-		branch, _ := params["branch_code"].(string)
+	if m.BranchField != "" {
+		branch, _ := params[m.BranchField].(string)
 		if bc, ok := s.banks.(BranchChecker); ok && branch != "" && !bc.HasBranch(code, branch) {
-			f.Add(field+".branch_code", fmt.Sprintf("%q is not a branch of bank %s in the Zengin directory: GET /v2/banks/branches?bank_code=%s lists them", branch, code, code))
+			f.Add(field+"."+m.BranchField, fmt.Sprintf("%q is not a branch of bank %s in the Zengin directory: GET /v2/banks/branches?bank_code=%s lists them", branch, code, code))
 		}
 	}
 }

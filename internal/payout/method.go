@@ -22,9 +22,14 @@ type Method struct {
 	FeeFixedMinor int64
 	FeeBPS        int64
 	Params        []param.Param
+	// Rules span Params (ug_bank_ugx's by user_type).
+	Rules []param.Rule
 	// BankField names the parameter that must be one of the method's banks
 	// ("bank_code"), or "" when the method takes no bank from a list.
 	BankField string
+	// BranchField names the parameter that must be a branch of that bank
+	// where the directory knows branches (BranchChecker), or "".
+	BranchField string
 	// currency is Currency's definition, filled in from money at start.
 	currency money.Currency
 }
@@ -97,7 +102,7 @@ var catalogue = []Method{
 		Params: []param.Param{
 			{Name: "pay_id", Type: "string", Mandatory: true, Label: "recipient's PayID (email, phone, ABN or organisation id)", Check: param.Text(256)},
 			{Name: "pay_id_type", Type: "string", Mandatory: true, Label: "EMAIL, PHONE, ABN or ORGANISATION_ID", Check: payIDType}}},
-	{Code: "jp_bank_jpy", Currency: "JPY", Description: "Japanese bank transfer (Zengin)", BankField: "bank_code",
+	{Code: "jp_bank_jpy", Currency: "JPY", Description: "Japanese bank transfer (Zengin)", BankField: "bank_code", BranchField: "branch_code",
 		MinMinor: money.UnitsOf("JPY", 1), MaxMinor: money.UnitsOf("JPY", 100_000_000), FeeFixedMinor: money.UnitsOf("JPY", 250),
 		Params: []param.Param{
 			{Name: "bank_code", Type: "string", Mandatory: true, Label: "Zengin bank code (4 digits)", Check: matches(zenginBank, "must be a 4-digit Zengin bank code")},
@@ -130,7 +135,8 @@ var catalogue = []Method{
 		Params: []param.Param{pAccountNo, pAccountName,
 			{Name: "description", Type: "string", Mandatory: true, Label: "transfer description", Check: param.Text(140)},
 			{Name: "type", Type: "string", Mandatory: true, Label: "individual or corporate", Check: param.OneOf("individual", "corporate")},
-			pSwift}},
+			pSwift},
+		Rules: []param.Rule{param.NotTaken("bank_code", "give the recipient bank's swift_code instead")}},
 	{Code: "ug_bank_ugx", Currency: "UGX", Description: "Ugandan bank transfer", BankField: "bank_code",
 		MinMinor: money.UnitsOf("UGX", 15_000), MaxMinor: money.UnitsOf("UGX", 36_000_000), FeeBPS: 150,
 		Params: []param.Param{pAccountNo, pAccountName,
@@ -139,7 +145,9 @@ var catalogue = []Method{
 			{Name: "user_type", Type: "string", Mandatory: true, Label: "individual or business", Check: param.OneOf("individual", "business")},
 			{Name: "phone", Type: "string", Label: "recipient's phone (individual)", Check: param.Phone},
 			{Name: "business_name", Type: "string", Label: "business name (business)", Check: param.Text(200)},
-			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}}},
+			{Name: "registration_number", Type: "string", Label: "registration number (business)", Check: param.Text(64)}},
+		Rules: []param.Rule{param.RequiredWhen("user_type", map[string][]string{
+			"individual": {"phone"}, "business": {"business_name", "registration_number"}})}},
 }
 
 // methods indexes the catalogue, each method's currency filled in from money.
