@@ -78,10 +78,8 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 	// A cheap look on the read path first: idle polling must not take
 	// SQLite's write lock. Of every merchant, it spans merchants (not on
 	// Citus: runAcross), as the claim does.
-	var probe int
 	where, args := sc.filter([]any{now, bound})
-	err = q.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs j WHERE `+dueWhere+where+` LIMIT 1) d`, args...).Scan(&probe)
-	if err != nil || probe == 0 {
+	if due, err := Probe(ctx, q.db.Read(), `jobs j WHERE `+dueWhere+where, args...); err != nil || !due {
 		return 0, err
 	}
 	return q.runJobs(ctx, func(tx *store.Tx) ([]Job, error) { return q.claim(ctx, tx, now, bound, sc, limit) })

@@ -54,7 +54,7 @@ type Queue struct {
 	observe  Observer
 	mu       sync.RWMutex
 	handlers map[string]Handler
-	wake     chan struct{}
+	poller   *Poller
 	// laneMu guards laneCtx and laneRuns: laneCtx is the context of Run
 	// while it works the queue (nil otherwise), under which jobs enqueued
 	// with a Lane run at once after their commit.
@@ -78,7 +78,7 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 		observe = func(string, string, time.Duration) {}
 	}
 	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
-		wake: make(chan struct{}, 1), hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
+		poller: NewPoller(), hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
 }
 
 // register makes h the handler of kind (Register); it panics when kind has

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"payd/internal/store"
 )
@@ -13,10 +15,7 @@ import (
 // growing delay, or marked failed once it has used its attempts. It returns
 // the outcome, outcomeRetry or outcomeFailed.
 func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr error) (string, error) {
-	msg := runErr.Error()
-	if len(msg) > 2000 {
-		msg = msg[:2000]
-	}
+	msg := ErrorText(runErr.Error(), maxErrorBytes)
 	var state State
 	err := tx.QueryRowContext(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $1,
 		state = CASE WHEN attempts + 1 >= max_attempts THEN `+failedSQL+` ELSE `+availableSQL+` END,
@@ -31,11 +30,43 @@ func (q *Queue) recordFailure(ctx context.Context, tx *store.Tx, j Job, runErr e
 	return outcomeRetry, nil
 }
 
+// maxErrorBytes bounds the last error a failed job keeps.
+const maxErrorBytes = 2000
+
 // Backoff is the delay before retry number attempt: exponential from one
-// second, capped at one hour, with ±20 % jitter so retries do not march in step.
+// second, capped at one hour, with Jitter so that retries do not march in
+// step.
 func Backoff(attempt int) time.Duration {
 	d := time.Second << min(attempt-1, 12)
-	d = min(d, time.Hour)
-	jitter := time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
-	return d + jitter
+	return Jitter(min(d, time.Hour))
+}
+
+// Jitter spreads a retry's delay d by up to a tenth either way (±10 %), so
+// that the retries of many jobs, or of many webhook events, that failed
+// together do not come back together. It is the one rule for both queues:
+// a webhook's delays are the schedule receivers are told of (CONTRACT §3),
+// which a wider spread would blur (±20 % of 10 h is two hours), and ±10 %
+// still keeps a job's successive backoffs apart (0.9–1.1 s, 1.8–2.2 s, …).
+func Jitter(d time.Duration) time.Duration {
+	spread := int64(d) / 10
+	if spread <= 0 {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(2*spread+1)-spread)
+}
+
+// ErrorText is msg as a queue stores a failure's reason: valid UTF-8 (an
+// invalid sequence becomes U+FFFD, which PostgreSQL's text refuses
+// otherwise, failing the write that records the failure) and at most
+// maxBytes long, cut before a character, never inside one.
+func ErrorText(msg string, maxBytes int) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) <= maxBytes {
+		return msg
+	}
+	cut := max(maxBytes, 0)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut]
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 
@@ -80,7 +82,7 @@ func TestHandlerErrorRetries(t *testing.T) {
 	})
 }
 
-// TestRetryBackoff checks the first retry's run_at: one second ±20 % after the failure.
+// TestRetryBackoff checks the first retry's run_at: one second ±10 % after the failure.
 func TestRetryBackoff(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -92,8 +94,8 @@ func TestRetryBackoff(t *testing.T) {
 			t.Fatalf("RunOne = %v, %v", ran, err)
 		}
 		got := time.Duration(jobOf(t, db, "fail").RunAt-t0.UnixMilli()) * time.Millisecond
-		if got < 800*time.Millisecond || got > 1200*time.Millisecond {
-			t.Errorf("retry scheduled %v after the failure, want 0.8s..1.2s", got)
+		if got < 900*time.Millisecond || got > 1100*time.Millisecond {
+			t.Errorf("retry scheduled %v after the failure, want 0.9s..1.1s", got)
 		}
 	})
 }
@@ -104,8 +106,8 @@ func TestBackoff(t *testing.T) {
 		attempt := rapid.IntRange(1, 200).Draw(t, "attempt")
 		base := min(time.Second<<min(attempt-1, 30), time.Hour)
 		got := job.Backoff(attempt)
-		if got < base*8/10 || got > base*12/10 {
-			t.Fatalf("Backoff(%d) = %v, want %v ± 20 %%", attempt, got, base)
+		if got < base*9/10 || got > base*11/10 {
+			t.Fatalf("Backoff(%d) = %v, want %v ± 10 %%", attempt, got, base)
 		}
 	})
 }
@@ -116,12 +118,12 @@ func TestBackoffGrows(t *testing.T) {
 		attempt  int
 		min, max time.Duration
 	}{
-		{1, 800 * time.Millisecond, 1200 * time.Millisecond},
-		{2, 1600 * time.Millisecond, 2400 * time.Millisecond},
-		{5, 12800 * time.Millisecond, 19200 * time.Millisecond},
-		{12, 2048 * 800 * time.Millisecond, 2048 * 1200 * time.Millisecond},
-		{13, 48 * time.Minute, 72 * time.Minute},
-		{1000, 48 * time.Minute, 72 * time.Minute},
+		{1, 900 * time.Millisecond, 1100 * time.Millisecond},
+		{2, 1800 * time.Millisecond, 2200 * time.Millisecond},
+		{5, 14400 * time.Millisecond, 17600 * time.Millisecond},
+		{12, 2048 * 900 * time.Millisecond, 2048 * 1100 * time.Millisecond},
+		{13, 54 * time.Minute, 66 * time.Minute},
+		{1000, 54 * time.Minute, 66 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.attempt), func(t *testing.T) {
@@ -174,6 +176,86 @@ func TestRetryOnTestClock(t *testing.T) {
 		}
 		if n := count(t, db, `SELECT count(*) FROM jobs`); n != 0 {
 			t.Errorf("%d jobs left, want 0", n)
+		}
+	})
+}
+
+func TestJitter(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		d := time.Duration(rapid.Int64Range(0, int64(24*time.Hour)).Draw(t, "d"))
+		spread := d / 10
+		if got := job.Jitter(d); got < d-spread || got > d+spread {
+			t.Fatalf("Jitter(%v) = %v, want %v ± 10 %%", d, got, d)
+		}
+	})
+}
+
+// TestJitterSpreads: the retries of many failures that came together do not
+// come back together.
+func TestJitterSpreads(t *testing.T) {
+	t.Parallel()
+	seen := map[time.Duration]bool{}
+	for range 100 {
+		seen[job.Jitter(time.Minute)] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("100 jitters of a minute gave %d distinct delays, want them spread", len(seen))
+	}
+	if got := job.Jitter(9 * time.Nanosecond); got != 9*time.Nanosecond {
+		t.Errorf("Jitter(9ns) = %v, want 9ns (nothing to spread)", got)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		msg      string
+		maxBytes int
+		want     string
+	}{
+		{"short", "boom", 10, "boom"},
+		{"exactly the bound", "boom", 4, "boom"},
+		{"ASCII cut at the bound", "upstream said no", 8, "upstream"},
+		{"a two-byte character across the bound", "ab\u00e9cd", 3, "ab"},
+		{"a two-byte character just inside", "ab\u00e9cd", 4, "ab\u00e9"},
+		{"a three-byte character across the bound", "a\u20ac", 3, "a"},
+		{"a four-byte character across the bound", "ok \U0001F600!", 6, "ok "},
+		{"an invalid sequence is replaced", "bad \xff byte", 100, "bad \uFFFD byte"},
+		{"a replaced sequence is not cut either", "ab\xff", 4, "ab"},
+		{"no room", "\u00e9", 1, ""},
+		{"empty", "", 5, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := job.ErrorText(tt.msg, tt.maxBytes)
+			if got != tt.want || !utf8.ValidString(got) || len(got) > tt.maxBytes {
+				t.Errorf("ErrorText(%q, %d) = %q, want %q (valid UTF-8, at most %d bytes)", tt.msg, tt.maxBytes, got, tt.want, tt.maxBytes)
+			}
+		})
+	}
+}
+
+// TestLongErrorIsKept: a failure whose reason is longer than a job keeps is
+// recorded, cut before a character: cut inside one, PostgreSQL refused the
+// write that records the failure, and the whole batch with it.
+func TestLongErrorIsKept(t *testing.T) {
+	t.Parallel()
+	long := "a" + strings.Repeat("\u00e9", 1500) // 3,001 bytes; byte 2,000 is inside an é
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		q, obs := newQueue(db, clock.NewManual(t0))
+		handle(q, "long", func(context.Context, *store.Tx, job.Job) error { return errors.New(long) })
+		enqueue(t, q, db, "long", nil, job.Options{})
+		if ran, err := q.RunOne(context.Background(), ""); !ran || err != nil {
+			t.Fatalf("RunOne = %v, %v; want true, nil", ran, err)
+		}
+		got := jobOf(t, db, "long")
+		if want := long[:1999]; got.State != job.Available || got.Attempts != 1 || got.LastError != want {
+			t.Errorf("job = %s after %d attempts with a %d-byte last error, want available after 1 with the first 1,999 bytes", got.State, got.Attempts, len(got.LastError))
+		}
+		if o := obs.list(); !slices.Equal(o, []string{"long retry"}) {
+			t.Errorf("observed %v, want [long retry]", o)
 		}
 	})
 }

@@ -23,12 +23,7 @@ func (q *Queue) wakeFor(merchant string, runAt time.Time) {
 }
 
 // Wake makes idle workers look for work now.
-func (q *Queue) Wake() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
+func (q *Queue) Wake() { q.poller.Wake() }
 
 // Run works the queue with n workers until ctx is done. A job that is running
 // when ctx ends is rolled back and stays in the queue for the next process.
@@ -50,23 +45,16 @@ func (q *Queue) Run(ctx context.Context, n int) {
 	q.laneRuns.Wait()
 }
 
+// worker runs batches of due jobs while it finds some, then waits for a
+// Wake or its next poll (runAny asks what became due on time by itself).
 func (q *Queue) worker(ctx context.Context) {
-	ticker := time.NewTicker(q.PollInterval)
-	defer ticker.Stop()
-	for ctx.Err() == nil {
+	q.poller.Loop(ctx, q.PollInterval, func(bool) bool {
 		ran, err := q.runAny(ctx)
 		if err != nil && ctx.Err() == nil {
 			q.log.Error("job queue", "err", err)
 		}
-		if ran > 0 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-q.wake:
-		case <-ticker.C:
-		}
-	}
+		return ran > 0
+	})
 }
 
 // runAny runs a batch of due jobs of any merchant, for a worker. On SQLite,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"payd/internal/clock"
+	"payd/internal/job"
 	"payd/internal/store"
 )
 
@@ -44,7 +44,7 @@ type Dispatcher struct {
 	policy  Policy
 	client  *http.Client
 	observe func(outcome string, latency time.Duration)
-	wake    chan struct{}
+	poller  *job.Poller
 
 	// Schedule is the delay before each retry; its length bounds the retries.
 	Schedule []time.Duration
@@ -100,7 +100,7 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 	if observe == nil {
 		observe = func(string, time.Duration) {}
 	}
-	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, wake: make(chan struct{}, 1),
+	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, poller: job.NewPoller(),
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
 		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{},
 		backlog: map[string]bool{}, ready: map[string][]handed{}}
@@ -195,12 +195,8 @@ func (d *Dispatcher) claimedAll(endpoint string) {
 	d.mu.Unlock()
 }
 
-func (d *Dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+// signal makes an idle dispatcher run its next round now.
+func (d *Dispatcher) signal() { d.poller.Wake() }
 
 // claimed is an event reserved for one attempt.
 type claimed struct {
@@ -216,8 +212,6 @@ type claimed struct {
 // Run delivers events until ctx is done; attempts in flight are then
 // abandoned and their events released for the next process.
 func (d *Dispatcher) Run(ctx context.Context) {
-	ticker := time.NewTicker(d.PollInterval)
-	defer ticker.Stop()
 	records := make(chan recording, recordQueue)
 	recorded := make(chan struct{})
 	go func() {
@@ -244,50 +238,67 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			})
 		}
 	}
-	for ctx.Err() == nil {
-		ready, stale := d.takeReady()
-		launch(ready)
-		d.release(ctx, stale)
-		more := false
-		if d.takeFull() {
-			free, busy, saturated := d.capacity()
-			if free > 0 {
-				evs, err := d.claim(ctx, free, busy, saturated)
-				if err != nil && ctx.Err() == nil {
-					d.log.Error("webhook claim", "err", err)
-				}
-				launch(evs)
-				d.mu.Lock()
-				for _, ev := range evs {
-					d.backlog[ev.endpoint] = true // it may have more
-				}
-				d.mu.Unlock()
-				more = len(evs) > 0 && len(evs) == free
-			}
+	d.poller.Loop(ctx, d.PollInterval, func(polled bool) bool {
+		if polled {
+			d.mu.Lock()
+			d.full = true // a poll looks everywhere
+			d.mu.Unlock()
 		}
-		for _, want := range d.claimable() {
-			evs, err := d.claimFor(ctx, want.endpoint, want.n, want.probe)
-			if err != nil && ctx.Err() == nil {
-				d.log.Error("webhook claim", "endpoint", want.endpoint, "err", err)
-			}
-			launch(evs)
-			if len(evs) == want.n {
-				d.wakeFor(want.endpoint) // there may be more
-				more = true
-			} else if err == nil {
-				d.claimedAll(want.endpoint)
-			}
+		return d.round(ctx, launch)
+	})
+}
+
+// round starts the events handed over at birth that have slots, claims
+// over every endpoint when asked (the first round, Wake, a poll), then for
+// the hinted endpoints, and reports whether a claim was full: there may be
+// more to claim at once.
+func (d *Dispatcher) round(ctx context.Context, launch func([]claimed)) bool {
+	ready, stale := d.takeReady()
+	launch(ready)
+	d.release(ctx, stale)
+	more := d.takeFull() && d.claimEverywhere(ctx, launch)
+	return d.claimHinted(ctx, launch) || more
+}
+
+// claimEverywhere claims due events over every endpoint, as many as there
+// are free slots, and reports whether it took that many.
+func (d *Dispatcher) claimEverywhere(ctx context.Context, launch func([]claimed)) bool {
+	free, busy, saturated := d.capacity()
+	if free <= 0 {
+		return false
+	}
+	evs, err := d.claim(ctx, free, busy, saturated)
+	if err != nil && ctx.Err() == nil {
+		d.log.Error("webhook claim", "err", err)
+	}
+	launch(evs)
+	d.mu.Lock()
+	for _, ev := range evs {
+		d.backlog[ev.endpoint] = true // it may have more
+	}
+	d.mu.Unlock()
+	return len(evs) > 0 && len(evs) == free
+}
+
+// claimHinted claims for each hinted endpoint that has a batch of free
+// slots (claimable), and reports whether a claim took as many as it asked
+// for: that endpoint is hinted again.
+func (d *Dispatcher) claimHinted(ctx context.Context, launch func([]claimed)) bool {
+	more := false
+	for _, want := range d.claimable() {
+		evs, err := d.claimFor(ctx, want.endpoint, want.n, want.probe)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("webhook claim", "endpoint", want.endpoint, "err", err)
 		}
-		if more {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-d.wake:
-		case <-ticker.C:
-			d.Wake()
+		launch(evs)
+		if len(evs) == want.n {
+			d.wakeFor(want.endpoint) // there may be more
+			more = true
+		} else if err == nil {
+			d.claimedAll(want.endpoint)
 		}
 	}
+	return more
 }
 
 // takeFull reports whether this round claims over every endpoint.
@@ -371,17 +382,17 @@ func (d *Dispatcher) finish(endpoint string) {
 	d.signal()
 }
 
-// dueProbe tells whether any event is due at $1, before a write
-// transaction is spent on claiming.
-const dueProbe = `SELECT count(*) FROM (SELECT 1 FROM webhook_events
-	WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT 1) d`
+// dueEvents are the events due and free at $1, which a claim over every
+// endpoint probes for (job.Probe) before a write transaction is spent on
+// claiming.
+const dueEvents = `webhook_events
+	WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until < $1)`
 
 // claim reserves up to n due events (skipping saturated endpoints, and
 // none past an endpoint's MaxPerEndpoint with those already busy) for Lease.
 func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, saturated []string) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
-	var probe int
-	if err := d.db.Read().QueryRowContext(ctx, dueProbe, now).Scan(&probe); err != nil || probe == 0 {
+	if due, err := job.Probe(ctx, d.db.Read(), dueEvents, now); err != nil || !due {
 		return nil, err
 	}
 	args := []any{now}
@@ -470,13 +481,12 @@ func (d *Dispatcher) skipLocked(alias string) string {
 
 // claimFor reserves up to n due events of one endpoint for Lease, in one
 // statement (the index on status, endpoint and due time finds them without
-// walking other endpoints' backlog); with probe, only if endpointProbe
+// walking other endpoints' backlog); with probe, only if endpointDue
 // finds one.
 func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int, probe bool) ([]claimed, error) {
 	now := d.clock.Now().UnixMilli()
 	if probe {
-		var due int
-		if err := d.db.Read().QueryRowContext(ctx, endpointProbe, endpoint, now).Scan(&due); err != nil || due == 0 {
+		if due, err := job.Probe(ctx, d.db.Read(), endpointDue, endpoint, now); err != nil || !due {
 			return nil, err
 		}
 	}
@@ -529,15 +539,15 @@ func inRecordOrder(alias string) string {
 		AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
 }
 
-// endpointProbe tells whether an event of endpoint $1 is due and free at
-// $2, in record order (claimFor's statement without its lease), before a
-// write transaction is spent on claiming after attempts were recorded: an
-// event of the same record may have waited for them, but most of the
-// events this process emits are handed over at birth (handoff.go), and
-// then there is nothing to claim.
-var endpointProbe = `SELECT count(*) FROM (SELECT 1 FROM webhook_events w
+// endpointDue are the events of endpoint $1 due and free at $2, in record
+// order (claimFor's statement without its lease), which claimFor probes for
+// (job.Probe) before a write transaction is spent on claiming after
+// attempts were recorded: an event of the same record may have waited for
+// them, but most of the events this process emits are handed over at birth
+// (handoff.go), and then there is nothing to claim.
+var endpointDue = `webhook_events w
 	WHERE w.status = 'pending' AND w.endpoint_url = $1 AND w.next_attempt_at <= $2 AND (w.locked_until IS NULL OR w.locked_until < $2)` +
-	inRecordOrder("w") + ` LIMIT 1) d`
+	inRecordOrder("w")
 
 // claimForQuery is claimFor's statement for up to n events: $1 the lease's
 // end, $2 the endpoint, $3 now.
@@ -820,7 +830,7 @@ func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	case ev.attempts+1 > len(d.Schedule):
 		result, a.status = "failed", Failed
 	default:
-		delay := jitter(d.Schedule[ev.attempts])
+		delay := job.Jitter(d.Schedule[ev.attempts])
 		if o.retryAfter > 0 {
 			delay = o.retryAfter
 		}
@@ -833,23 +843,10 @@ func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 		a.code = o.statusCode
 	}
 	if !o.delivered() {
-		a.errText = truncate(lastErr, 500)
+		a.errText = job.ErrorText(lastErr, maxErrorBytes)
 	}
 	return a, result
 }
 
-// jitter spreads a delay by ±10 % so retries of many events do not arrive together.
-func jitter(d time.Duration) time.Duration {
-	spread := int64(d) / 10
-	if spread <= 0 {
-		return d
-	}
-	return d + time.Duration(rand.Int64N(2*spread+1)-spread)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
+// maxErrorBytes bounds the last error an event and its attempt keep.
+const maxErrorBytes = 500

@@ -20,6 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"payd/internal/clock"
+	"payd/internal/job"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
@@ -592,7 +593,7 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			index []string // the plan must use one of these indexes
 			also  string   // and this one, if set
 		}{
-			{"due probe", dueProbe, []any{now}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
+			{"due probe", job.ProbeQuery(dueEvents), []any{now}, []string{"webhook_events_due", "webhook_events_endpoint_due"}, ""},
 			{"claim over every endpoint", d.claimQuery(4, []string{"$2"}), []any{now, "https://saturated.example.com/hook"},
 				[]string{"webhook_events_due", "webhook_events_endpoint_due"}, "webhook_events_record"},
 			// The record-order check (inRecordOrder) looks up the record's
@@ -600,7 +601,7 @@ func TestDispatcherQueriesUseIndexes(t *testing.T) {
 			// The webhook log reads a merchant's latest events without
 			// sorting every event it ever had.
 			{"webhook log", recentQuery, []any{merchantID, "", 50}, []string{"webhook_events_recent"}, ""},
-			{"probe of one endpoint", endpointProbe, []any{"https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
+			{"probe of one endpoint", job.ProbeQuery(endpointDue), []any{"https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 			{"claim for one endpoint", d.claimForQuery(4), []any{now + 1, "https://example.com/hook", now}, []string{"webhook_events_endpoint_due"}, "webhook_events_record"},
 		}
 		for _, q := range queries {
