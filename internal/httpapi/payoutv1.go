@@ -14,7 +14,7 @@ import (
 )
 
 // maxPayoutFileBodyBytes bounds POST /v1/payouts/file: the file and its fields.
-const maxPayoutFileBodyBytes = payout.MaxFileBytes + 64<<10
+const maxPayoutFileBodyBytes = maxPayoutFileBytes + 64<<10
 
 // maxPayoutTextBytes bounds each text part of POST /v1/payouts/file.
 const maxPayoutTextBytes = 4 << 10
@@ -23,13 +23,13 @@ const maxPayoutTextBytes = 4 << 10
 var scheduleAheadText = fmt.Sprintf("%d days", payout.MaxScheduleAheadDays)
 
 func (a *API) payoutV1Routes() []route {
-	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeMethodNotEnabled, payout.CodeMixedAddressing, fault.CodeAlreadyExists,
+	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeMethodNotEnabled, codeMixedAddressing, fault.CodeAlreadyExists,
 		fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}
 	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future and at most " + scheduleAheadText + " ahead of the merchant's clock; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and then pays only what the new request carries; without a failed transaction a repeat stays 409 ALREADY_EXISTS. The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
 	return []route{
 		{method: "POST", path: "/v1/payouts", auth: authKeys, summary: "Create a v1 AUD payout.", description: rules,
-			body: payout.V1Request{}, response: payout.V1Payout{}, status: 201, codes: v1Codes,
-			handle: jsonHandler(a, http.StatusCreated, a.Payouts.CreateV1), merchantLane: true},
+			body: payoutV1Request{}, response: payout.V1Payout{}, status: 201, codes: v1Codes,
+			handle: jsonHandler(a, http.StatusCreated, a.createPayoutV1), merchantLane: true},
 		{method: "POST", path: "/v1/payouts/file", auth: authKeys, maxBody: maxPayoutFileBodyBytes, summary: "Create a v1 AUD payout from a CSV batch file (multipart/form-data).",
 			description: "Part file: CSV, UTF-8 with or without a byte-order mark, at most 1 MB (413) and 1,000 transactions, a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
 				"The other parts are the fields of POST /v1/payouts: description, scheduled_at, is_retry (true or false), external_id, webhook_notification (a JSON object). " +
@@ -84,8 +84,10 @@ func (a *API) createPayoutFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	expect(r, http.StatusCreated, nil)
+	req.PayoutTransactionDetails = file.Transactions
 	created, err := inTx(a, r, func(tx *store.Tx) (payout.V1Payout, error) {
-		return a.Payouts.CreateV1File(r.Context(), tx, principal(r), req, file)
+		created, err := a.createPayoutV1(r.Context(), tx, principal(r), req)
+		return created, file.toRows(err)
 	})
 	if err != nil {
 		a.fail(w, r, err)
@@ -95,23 +97,23 @@ func (a *API) createPayoutFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // readPayoutFile reads the multipart body of POST /v1/payouts/file, each
-// part bounded as it is read: the file by payout.MaxFileBytes, the text
+// part bounded as it is read: the file by maxPayoutFileBytes, the text
 // parts by maxPayoutTextBytes.
-func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error) {
-	var req payout.V1Request
+func readPayoutFile(r *http.Request) (payoutV1Request, payoutFile, error) {
+	var req payoutV1Request
 	f := fault.Fields{}
 	var data []byte
 	haveFile := false
 	limit := func(name string) int64 {
 		if name == "file" {
-			return payout.MaxFileBytes
+			return maxPayoutFileBytes
 		}
 		return maxPayoutTextBytes
 	}
 	err := readParts(r, "with the CSV as the part file", limit, func(name string, value []byte, over bool) error {
 		switch {
 		case over && name == "file":
-			return fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", payout.MaxFileBytes)
+			return fault.New(fault.TooLarge, fault.CodeTooLarge, "the file is larger than %d bytes", maxPayoutFileBytes)
 		case over:
 			f.Add(input.Quote(name), fmt.Sprintf("is at most %d bytes", maxPayoutTextBytes))
 		case name == "file":
@@ -122,15 +124,15 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 		return nil
 	})
 	if err != nil {
-		return req, payout.BatchFile{}, err
+		return req, payoutFile{}, err
 	}
 	if !haveFile {
 		f.Add("file", "is required")
 	}
 	if err := f.Err(); err != nil {
-		return req, payout.BatchFile{}, err
+		return req, payoutFile{}, err
 	}
-	file, err := payout.ParseFile(data)
+	file, err := parsePayoutFile(data)
 	return req, file, err
 }
 
@@ -138,7 +140,7 @@ func readPayoutFile(r *http.Request) (payout.V1Request, payout.BatchFile, error)
 // /v1/payouts/file names, its problems added to f. A text part meets the
 // input rule (CONTRACT §24): description is free text and may run over
 // lines; the others are one line each.
-func payoutFilePart(f fault.Fields, req *payout.V1Request, name string, value []byte) {
+func payoutFilePart(f fault.Fields, req *payoutV1Request, name string, value []byte) {
 	if p := input.Problem(name, string(value)); p != "" {
 		f.Add(input.Quote(name), p)
 		return

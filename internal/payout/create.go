@@ -45,8 +45,10 @@ type TransactionRequest struct {
 
 // Bounds of a payout request.
 const (
-	MaxTransactions   = 1000
-	minDescriptionLen = 5
+	MaxTransactions = 1000
+	// MinDescriptionLen is the fewest characters of a description, in
+	// either API (v1 bounds it at 140, v2 at maxDescriptionLen).
+	MinDescriptionLen = 5
 	maxDescriptionLen = 255
 	maxNameLen        = 100
 	maxExternalIDLen  = 100
@@ -328,12 +330,12 @@ const (
 	MaxScheduleAhead     = MaxScheduleAheadDays * 24 * time.Hour
 )
 
-// descriptionProblem is the rule on a payout's description, minDescriptionLen
+// DescriptionProblem is the rule on a payout's description, MinDescriptionLen
 // to maxLen characters (spaces at its ends aside), as a problem or "": one
 // wording for v2 (5–255) and v1 (5–140).
-func descriptionProblem(description string, maxLen int) string {
-	if n := utf8.RuneCountInString(strings.TrimSpace(description)); n < minDescriptionLen || n > maxLen {
-		return fmt.Sprintf("must be %d to %d characters", minDescriptionLen, maxLen)
+func DescriptionProblem(description string, maxLen int) string {
+	if n := utf8.RuneCountInString(strings.TrimSpace(description)); n < MinDescriptionLen || n > maxLen {
+		return fmt.Sprintf("must be %d to %d characters", MinDescriptionLen, maxLen)
 	}
 	return ""
 }
@@ -351,7 +353,7 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 	if r.PayoutMethodName == "" {
 		f.Add("payout_method_name", "is required")
 	}
-	if p := descriptionProblem(r.Description, maxDescriptionLen); p != "" {
+	if p := DescriptionProblem(r.Description, maxDescriptionLen); p != "" {
 		f.Add("description", p)
 	}
 	text("external_id", r.ExternalID, maxExternalIDLen)

@@ -13,31 +13,6 @@ import (
 	"payd/internal/webhook"
 )
 
-// V1Request is the body of POST /v1/payouts (CONTRACT §6): AUD payouts
-// addressed by PayID or by BSB and account number, never both. It is another
-// way into the one payout engine: the batch becomes an au_payid_npp_aud or
-// au_bank_aud payout.
-type V1Request struct {
-	Description              string          `json:"description" required:"true" doc:"5 to 140 characters." example:"Weekly payroll"`
-	ScheduledAt              string          `json:"scheduled_at,omitempty" doc:"When to submit the payout (RFC 3339): in the future, at most 90 days ahead."`
-	IsRetry                  bool            `json:"is_retry,omitempty" doc:"true reuses the external_id of an earlier payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and pays only what this request carries; without it, or when no transaction of that payout failed, a repeated external_id is 409 ALREADY_EXISTS naming the existing payout."`
-	ExternalID               string          `json:"external_id,omitempty" doc:"Up to 100 characters; unique among the merchant's v1 payouts unless is_retry." example:"payroll-2025-05"`
-	WebhookNotification      webhook.Target  `json:"webhook_notification,omitempty"`
-	PayoutTransactionDetails []V1Transaction `json:"payout_transaction_details" required:"true" doc:"1 to 1,000 transactions, all addressed the same way."`
-}
-
-// V1Transaction is one payment of a v1 payout.
-type V1Transaction struct {
-	Payee         string      `json:"payee" required:"true" doc:"The recipient's name, up to 140 characters." example:"Jane Doe"`
-	Email         string      `json:"email,omitempty"`
-	Amount        money.Input `json:"amount" required:"true" doc:"AUD, at most 2 decimals." example:"125.50"`
-	Address       string      `json:"address,omitempty" doc:"Up to 255 characters."`
-	PayID         string      `json:"payid,omitempty" doc:"With payid_type: the recipient's PayID." example:"jane@example.com"`
-	PayIDType     string      `json:"payid_type,omitempty" doc:"email, phone, abn or organisation_id (lower case in v1)." example:"email"`
-	BSB           string      `json:"bsb,omitempty" doc:"With account_number: 6 digits." example:"062000"`
-	AccountNumber string      `json:"account_number,omitempty" example:"12345678"`
-}
-
 // V1Payout is the v1 payout record: the detail endpoint's answer and the
 // body of its webhooks.
 type V1Payout struct {
@@ -75,168 +50,29 @@ type V1TxRecord struct {
 	BalanceID     string       `json:"balance_id"`
 }
 
-// Error codes of v1 payouts.
-const (
-	CodeMixedAddressing = "MIXED_ADDRESSING"
-)
-
-// v1 bounds.
-const maxV1DescriptionLen = 140
-
-// v1PayIDTypes maps v1's lower-case payid_type to v2's spelling.
-var v1PayIDTypes = map[string]string{"email": "EMAIL", "phone": "PHONE", "abn": "ABN", "organisation_id": "ORGANISATION_ID"}
-
-// addressing is how a v1 transaction names its recipient.
-type addressing int
-
-const (
-	noAddress addressing = iota
-	byPayID
-	byAccount
-)
-
-func (t V1Transaction) addressing() (addressing, bool) {
-	payid := t.PayID != "" || t.PayIDType != ""
-	account := t.BSB != "" || t.AccountNumber != ""
-	switch {
-	case payid && account:
-		return noAddress, false
-	case payid:
-		return byPayID, true
-	case account:
-		return byAccount, true
-	}
-	return noAddress, true
-}
-
-// CheckAddressing applies the v1 rule that a transaction is addressed one way
-// and a batch (a request or a file) one way throughout: both on one
-// transaction, or a batch mixing them, is 422 MIXED_ADDRESSING naming the
-// members (name gives each transaction's member prefix).
-func CheckAddressing(txs []V1Transaction, name func(i int) string) error {
-	f := fault.Fields{}
-	first, firstAt := noAddress, -1
-	for i, t := range txs {
-		a, ok := t.addressing()
-		if !ok {
-			f.Add(name(i), "carries both payid and bsb/account_number; give one")
-			continue
-		}
-		if a == noAddress {
-			continue
-		}
-		if first == noAddress {
-			first, firstAt = a, i
-			continue
-		}
-		if a != first {
-			f.Add(name(i), fmt.Sprintf("is addressed differently from %s: one payout uses payid throughout or bsb and account_number throughout", name(firstAt)))
-		}
-	}
-	if err := f.Err(); err != nil {
-		e, _ := fault.As(err)
-		e.Code = CodeMixedAddressing
-		return e
-	}
-	return nil
-}
-
-// toV2 turns a v1 request into the engine's request, each transaction
-// mapped to au_payid_npp_aud or au_bank_aud, and adds the problems only v1
-// has to f.
-func (r V1Request) toV2(f fault.Fields) (Request, error) {
-	name := func(i int) string { return fmt.Sprintf("payout_transaction_details[%d]", i) }
-	if err := CheckAddressing(r.PayoutTransactionDetails, name); err != nil {
-		return Request{}, err
-	}
-	if p := descriptionProblem(r.Description, maxV1DescriptionLen); p != "" {
-		f.Add("description", p) // v1's bound, which wins over the engine's
-	}
-	out := Request{Currency: "AUD", PayoutMethodName: "au_bank_aud", Description: r.Description, ScheduledAt: r.ScheduledAt,
-		ExternalID: r.ExternalID, WebhookNotification: r.WebhookNotification}
-	for i, t := range r.PayoutTransactionDetails {
-		prefix := name(i) + "."
-		if len([]rune(t.Payee)) > maxNameLen+40 || strings.TrimSpace(t.Payee) == "" {
-			f.Add(prefix+"payee", "must be 1 to 140 characters")
-		}
-		if len([]rune(t.Address)) > 255 {
-			f.Add(prefix+"address", "must be at most 255 characters")
-		}
-		params := map[string]any{"account_name": t.Payee}
-		a, _ := t.addressing()
-		switch a {
-		case byPayID:
-			out.PayoutMethodName = "au_payid_npp_aud"
-			params = map[string]any{"pay_id": t.PayID, "pay_id_type": t.PayIDType}
-			if v2, ok := v1PayIDTypes[t.PayIDType]; ok {
-				params["pay_id_type"] = v2
-			} else if _, upper := v1PayIDTypes[strings.ToLower(t.PayIDType)]; upper {
-				f.Add(prefix+"payid_type", fmt.Sprintf("must be lower case in v1 (email, phone, abn, organisation_id); %q is the v2 spelling", t.PayIDType))
-			} else {
-				f.Add(prefix+"payid_type", "must be email, phone, abn or organisation_id")
-			}
-		case byAccount:
-			params["bsb"], params["account_number"] = t.BSB, t.AccountNumber
-		default:
-			f.Add(prefix+"payid", "give payid and payid_type, or bsb and account_number")
-		}
-		if t.Address != "" {
-			params["address"] = t.Address
-		}
-		out.PayoutTransactionDetails = append(out.PayoutTransactionDetails, TransactionRequest{FirstName: t.Payee, Email: t.Email,
-			Amount: t.Amount, PayoutMethodParams: params})
-	}
-	return out, nil
-}
-
-// CreateV1 accepts a v1 payout: the v1 rules (addressing, payid_type in
-// lower case, external_id unique unless is_retry), then the engine's.
-func (s *Service) CreateV1(ctx context.Context, tx *store.Tx, p merchant.Principal, r V1Request) (V1Payout, error) {
-	if p.Currency != "AUD" {
-		return V1Payout{}, fault.Rule(fault.CodeCurrency, "v1 payouts are in AUD; this app's account is %s", p.Currency)
-	}
-	v1 := fault.Fields{}
-	req, err := r.toV2(v1)
-	if err != nil {
+// CreateV1 accepts a payout made through the v1 API (CONTRACT §6): r is the
+// engine's request a v1 body comes to (httpapi translates it), and the
+// payout is recorded as a v1 payout, its record and its webhooks' bodies the
+// V1Payout. Its external_id is unique among the merchant's v1 payouts unless
+// isRetry reuses that of a payout with a failed transaction; then the engine's
+// rules apply, each problem named by r's members.
+func (s *Service) CreateV1(ctx context.Context, tx *store.Tx, p merchant.Principal, r Request, isRetry bool) (V1Payout, error) {
+	if err := s.checkExternalID(ctx, tx, p.MerchantID, r.ExternalID, isRetry); err != nil {
 		return V1Payout{}, err
 	}
-	if len(v1) > 0 {
-		// Report the engine's problems with v1's, all at once.
-		if _, err := s.validate(p, &req, s.clock.Of(p)); err != nil {
-			if e, ok := fault.As(v1Names(err)); ok {
-				for k, v := range e.Fields {
-					v1.Add(k, v)
-				}
-			}
-		}
-		return V1Payout{}, v1.Err()
-	}
-	if err := s.checkExternalID(ctx, tx, p.MerchantID, r.ExternalID, r.IsRetry); err != nil {
-		return V1Payout{}, err
-	}
-	created, err := s.create(ctx, tx, p, req, Maker{Label: "app:" + p.AppID}, "v1", r.IsRetry)
+	created, err := s.create(ctx, tx, p, r, Maker{Label: "app:" + p.AppID}, "v1", isRetry)
 	if err != nil {
-		return V1Payout{}, v1Names(err)
+		return V1Payout{}, err
 	}
 	return created.v1View(), nil
 }
 
-// v1Names renames the engine's members in an error to v1's: the method's
-// parameters are members of the v1 transaction itself.
-func v1Names(err error) error {
-	e, ok := fault.As(err)
-	if !ok || len(e.Fields) == 0 {
-		return err
-	}
-	names := strings.NewReplacer(".payout_method_params.pay_id_type", ".payid_type", ".payout_method_params.pay_id", ".payid",
-		".payout_method_params.account_name", ".payee", ".payout_method_params.", ".", ".first_name", ".payee")
-	out := *e
-	out.Fields = map[string]string{}
-	for k, v := range e.Fields {
-		out.Fields[names.Replace(k)] = v
-	}
-	out.Message = names.Replace(e.Message)
-	return &out
+// ValidateRequest applies the engine's rules that need no database to r, as Create
+// would, for an entry point that reports the problems of its own request
+// with the engine's, all at once (the v1 API).
+func (s *Service) ValidateRequest(p merchant.Principal, r Request) error {
+	_, err := s.validate(p, &r, s.clock.Of(p))
+	return err
 }
 
 // checkExternalID applies the v1 rule on external_id: unique among the

@@ -1,8 +1,7 @@
-package payout
+package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -15,51 +14,51 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/input"
-	"payd/internal/merchant"
 	"payd/internal/money"
-	"payd/internal/store"
+	"payd/internal/payout"
 )
 
-// Bounds of a v1 batch file.
+// Bounds of a v1 batch file (POST /v1/payouts/file): its bytes, and its
+// rows, the transactions of one payout.
 const (
-	MaxFileBytes = 1 << 20
-	MaxFileRows  = MaxTransactions
+	maxPayoutFileBytes = 1 << 20
+	maxPayoutFileRows  = payout.MaxTransactions
 )
 
 // fileColumns are the columns a v1 batch file may have, in any order.
 var fileColumns = []string{"payee", "email", "amount", "address", "payid", "payid_type", "bsb", "account_number"}
 
-// BatchFile is a parsed v1 batch file: its transactions and the line each
+// payoutFile is a parsed v1 batch file: its transactions and the line each
 // came from (the header is line 1).
-type BatchFile struct {
-	Transactions []V1Transaction
+type payoutFile struct {
+	Transactions []payoutV1Transaction
 	Lines        []int
 }
 
-// ParseFile reads a v1 batch file: CSV, UTF-8 with or without a byte-order
+// parsePayoutFile reads a v1 batch file: CSV, UTF-8 with or without a byte-order
 // mark, a header row naming the columns (any order; unknown columns are
-// refused), then 1 to MaxFileRows transactions. Every problem is reported in
+// refused), then 1 to maxPayoutFileRows transactions. Every problem is reported in
 // one 422, each as rows[N].column with N the file's line number; a row that
 // is not CSV ends the reading, named rows[N] by the line it starts on.
-func ParseFile(data []byte) (BatchFile, error) {
+func parsePayoutFile(data []byte) (payoutFile, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if !utf8.Valid(data) {
-		return BatchFile{}, fault.Field("file", "must be UTF-8 text")
+		return payoutFile{}, fault.Field("file", "must be UTF-8 text")
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return BatchFile{}, fault.Field("file", "is empty: it needs a header row and at least one transaction")
+		return payoutFile{}, fault.Field("file", "is empty: it needs a header row and at least one transaction")
 	}
 	if err != nil {
-		return BatchFile{}, fault.Field("file", "is not CSV: "+err.Error())
+		return payoutFile{}, fault.Field("file", "is not CSV: "+err.Error())
 	}
 	index, err := headerIndex(header)
 	if err != nil {
-		return BatchFile{}, err
+		return payoutFile{}, err
 	}
-	var out BatchFile
+	var out payoutFile
 	f := fault.Fields{}
 	for {
 		record, err := r.Read()
@@ -71,8 +70,8 @@ func ParseFile(data []byte) (BatchFile, error) {
 			break
 		}
 		line, _ := r.FieldPos(0)
-		if len(out.Transactions) == MaxFileRows {
-			return BatchFile{}, fault.Field("file", fmt.Sprintf("has more than %d transactions", MaxFileRows))
+		if len(out.Transactions) == maxPayoutFileRows {
+			return payoutFile{}, fault.Field("file", fmt.Sprintf("has more than %d transactions", maxPayoutFileRows))
 		}
 		if len(record) != len(header) {
 			f.Add(fmt.Sprintf("rows[%d]", line), fmt.Sprintf("has %d columns; the header has %d", len(record), len(header)))
@@ -85,7 +84,7 @@ func ParseFile(data []byte) (BatchFile, error) {
 			}
 			return ""
 		}
-		t := V1Transaction{Payee: get("payee"), Email: get("email"), Amount: money.Input(get("amount")), Address: get("address"),
+		t := payoutV1Transaction{Payee: get("payee"), Email: get("email"), Amount: money.Input(get("amount")), Address: get("address"),
 			PayID: get("payid"), PayIDType: get("payid_type"), BSB: get("bsb"), AccountNumber: get("account_number")}
 		if startsFormula(t.Payee) {
 			f.Add(fmt.Sprintf("rows[%d].payee", line), fmt.Sprintf("must not start with one of %s: a spreadsheet would read it as a formula",
@@ -95,10 +94,10 @@ func ParseFile(data []byte) (BatchFile, error) {
 		out.Lines = append(out.Lines, line)
 	}
 	if err := f.Err(); err != nil {
-		return BatchFile{}, err
+		return payoutFile{}, err
 	}
 	if len(out.Transactions) == 0 {
-		return BatchFile{}, fault.Field("file", "has no transactions under its header")
+		return payoutFile{}, fault.Field("file", "has no transactions under its header")
 	}
 	return out, nil
 }
@@ -161,31 +160,21 @@ func headerIndex(header []string) (map[string]int, error) {
 	return index, f.Err()
 }
 
-// ToRows renames an error about a request made from the file
-// (payout_transaction_details[i].member) to the file's lines (rows[N].member),
-// in its members and in what they say (a mixed addressing names the row it
-// differs from), and says its message again from the renamed members as
-// fault.Fields.Err does, so that message and fields agree.
-func (b BatchFile) ToRows(err error) error {
-	e, ok := fault.As(err)
-	if !ok || len(e.Fields) == 0 {
-		return err
-	}
-	out := *e
-	out.Fields = map[string]string{}
-	for k, v := range e.Fields {
-		out.Fields[b.rowNames(k)] = b.rowNames(v)
-	}
-	said, _ := fault.As(fault.Fields(out.Fields).Err())
-	out.Message = said.Message
-	return &out
+// toRows says an error about a request made from the file, which names
+// its transactions as the body of POST /v1/payouts does
+// (payout_transaction_details[i].member), in the file's lines
+// (rows[N].member): in its members, in what they say (a mixed addressing
+// names the row it differs from) and in its message. The file is the
+// endpoint's, and so are its names: the payout service sees a request.
+func (b payoutFile) toRows(err error) error {
+	return renameMembers(err, b.rowNames)
 }
 
-// transactionName is how the engine names a transaction of the request.
+// transactionName is how a v1 body names one of its transactions.
 var transactionName = regexp.MustCompile(`payout_transaction_details\[(\d+)\]`)
 
 // rowNames writes each transaction named in s as the file's row it came from.
-func (b BatchFile) rowNames(s string) string {
+func (b payoutFile) rowNames(s string) string {
 	return transactionName.ReplaceAllStringFunc(s, func(name string) string {
 		i, err := strconv.Atoi(transactionName.FindStringSubmatch(name)[1])
 		if err != nil || i >= len(b.Lines) {
@@ -193,15 +182,4 @@ func (b BatchFile) rowNames(s string) string {
 		}
 		return fmt.Sprintf("rows[%d]", b.Lines[i])
 	})
-}
-
-// CreateV1File accepts a v1 payout whose transactions come from a batch file:
-// the rules of CreateV1, each problem named by the file's line.
-func (s *Service) CreateV1File(ctx context.Context, tx *store.Tx, p merchant.Principal, r V1Request, file BatchFile) (V1Payout, error) {
-	r.PayoutTransactionDetails = file.Transactions
-	out, err := s.CreateV1(ctx, tx, p, r)
-	if err != nil {
-		return V1Payout{}, file.ToRows(err)
-	}
-	return out, nil
 }

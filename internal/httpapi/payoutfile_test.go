@@ -1,4 +1,4 @@
-package payout_test
+package httpapi
 
 import (
 	"maps"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"payd/internal/fault"
-	"payd/internal/payout"
 )
 
 // TestParseFileRefusals: every file a merchant can upload is an answer,
@@ -42,10 +41,10 @@ func TestParseFileRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := payout.ParseFile([]byte(tt.file))
+			_, err := parsePayoutFile([]byte(tt.file))
 			e, ok := fault.As(err)
 			if !ok || e.Code != fault.CodeValidation {
-				t.Fatalf("ParseFile() error = %v, want %s", err, fault.CodeValidation)
+				t.Fatalf("parsePayoutFile() error = %v, want %s", err, fault.CodeValidation)
 			}
 			var got []string
 			for k := range e.Fields {
@@ -53,7 +52,7 @@ func TestParseFileRefusals(t *testing.T) {
 			}
 			sort.Strings(got)
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("ParseFile() names %q, want %q (%v)", got, tt.want, err)
+				t.Errorf("parsePayoutFile() names %q, want %q (%v)", got, tt.want, err)
 			}
 		})
 	}
@@ -67,9 +66,9 @@ func TestParseFileAccepts(t *testing.T) {
 		"Jane Doe,10.00,062000,12345678,\"1 George St, Sydney\"\r\n" +
 		"\"O'Brien \"\"Bob\"\"\", 20 ,062000,87654321,\r\n" +
 		"Carol,-5,062000,11111111,\r\n"
-	got, err := payout.ParseFile([]byte(file))
+	got, err := parsePayoutFile([]byte(file))
 	if err != nil {
-		t.Fatalf("ParseFile() error = %v", err)
+		t.Fatalf("parsePayoutFile() error = %v", err)
 	}
 	if want := []int{2, 3, 4}; !slices.Equal(got.Lines, want) {
 		t.Errorf("lines = %v, want %v", got.Lines, want)
@@ -90,10 +89,10 @@ func TestParseFileAccepts(t *testing.T) {
 // file's rows in its fields, in what each says, and in its message, for one
 // member or many, its code kept.
 func TestToRowsMessage(t *testing.T) {
-	file := payout.BatchFile{Lines: []int{2, 3, 5}}
+	file := payoutFile{Lines: []int{2, 3, 5}}
 	mixed := func(f fault.Fields) error {
 		e, _ := fault.As(f.Err())
-		e.Code = payout.CodeMixedAddressing
+		e.Code = codeMixedAddressing
 		return e
 	}
 	tests := []struct {
@@ -111,17 +110,17 @@ func TestToRowsMessage(t *testing.T) {
 		{"members naming other rows", mixed(fault.Fields{
 			"payout_transaction_details[1]": "is addressed differently from payout_transaction_details[0]",
 			"payout_transaction_details[2]": "is addressed differently from payout_transaction_details[0]",
-		}), payout.CodeMixedAddressing, fault.Fields{"rows[3]": "is addressed differently from rows[2]", "rows[5]": "is addressed differently from rows[2]"}},
+		}), codeMixedAddressing, fault.Fields{"rows[3]": "is addressed differently from rows[2]", "rows[5]": "is addressed differently from rows[2]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := fault.As(file.ToRows(tt.err))
+			got, _ := fault.As(file.toRows(tt.err))
 			want, _ := fault.As(tt.want.Err())
 			if got == nil || got.Code != tt.wantCode || got.Message != want.Message || strings.Contains(got.Message, "payout_transaction_details") {
-				t.Errorf("ToRows() = %v, want %s: %s", got, tt.wantCode, want.Message)
+				t.Errorf("toRows() = %v, want %s: %s", got, tt.wantCode, want.Message)
 			}
 			if got != nil && !maps.Equal(got.Fields, want.Fields) {
-				t.Errorf("ToRows() fields = %v, want %v", got.Fields, want.Fields)
+				t.Errorf("toRows() fields = %v, want %v", got.Fields, want.Fields)
 			}
 		})
 	}
