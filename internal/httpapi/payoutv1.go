@@ -22,22 +22,37 @@ const maxPayoutTextBytes = 4 << 10
 // scheduleAheadText is payout.MaxScheduleAheadDays in the documents' words.
 var scheduleAheadText = fmt.Sprintf("%d days", payout.MaxScheduleAheadDays)
 
+// The v1 bounds in the documents' words, said from the constants that hold them.
+var (
+	v1DescriptionText = fmt.Sprintf("%d to %d characters", payout.MinDescriptionLen, maxV1DescriptionLen)
+	payoutFileText    = fmt.Sprintf("at most %d MB (413) and %s transactions", maxPayoutFileBytes>>20, thousands(maxPayoutFileRows))
+)
+
+// thousands writes n as the documents do: 1,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func (a *API) payoutV1Routes() []route {
 	v1Codes := []string{fault.CodeNotFound, fault.CodeCurrency, fault.CodeMethodNotEnabled, codeMixedAddressing, fault.CodeAlreadyExists,
 		fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds}
-	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description 5–140 characters; amounts in AUD (at most 2 decimals); scheduled_at in the future and at most " + scheduleAheadText + " ahead of the merchant's clock; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and then pays only what the new request carries; without a failed transaction a repeat stays 409 ALREADY_EXISTS. The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
+	rules := "Each transaction is addressed by payid + payid_type (lower case: email, phone, abn, organisation_id; upper case is refused, naming the v1/v2 difference) or by bsb + account_number, never both; a batch uses one addressing throughout (422 MIXED_ADDRESSING, nothing created). description " + fmt.Sprintf("%d–%d", payout.MinDescriptionLen, maxV1DescriptionLen) + " characters; amounts in AUD (at most 2 decimals); scheduled_at in the future and at most " + scheduleAheadText + " ahead of the merchant's clock; external_id unique among the merchant's v1 payouts (a repeat is 409 ALREADY_EXISTS naming the existing payout) unless is_retry: true reuses the external_id of a payout with at least one failed transaction (completed or not; a rejected or expired payout's have all failed), and then pays only what the new request carries; without a failed transaction a repeat stays 409 ALREADY_EXISTS. The payout then runs as a v2 au_payid_npp_aud or au_bank_aud payout would: funds held, approvals, the rail, webhooks (with this v1 record as their body)."
 	return []route{
 		{method: "POST", path: "/v1/payouts", auth: authKeys, summary: "Create a v1 AUD payout.", description: rules,
 			body: payoutV1Request{}, response: payout.V1Payout{}, status: 201, codes: v1Codes,
 			handle: jsonHandler(a, http.StatusCreated, a.createPayoutV1), merchantLane: true},
 		{method: "POST", path: "/v1/payouts/file", auth: authKeys, maxBody: maxPayoutFileBodyBytes, summary: "Create a v1 AUD payout from a CSV batch file (multipart/form-data).",
-			description: "Part file: CSV, UTF-8 with or without a byte-order mark, at most 1 MB (413) and 1,000 transactions, a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
+			description: "Part file: CSV, UTF-8 with or without a byte-order mark, " + payoutFileText + ", a header row naming its columns in any order among payee, email, amount, address, payid, payid_type, bsb, account_number. " +
 				"The other parts are the fields of POST /v1/payouts: description, scheduled_at, is_retry (true or false), external_id, webhook_notification (a JSON object). " +
 				"Every refused row is reported in one 422, each member named rows[N].column with N the file's line number (the header is line 1; a row that is not CSV, such as one with a bare or unclosed quote, is rows[N] by the line it starts on); nothing is created. " +
 				"No cell holds a control character (tab and line breaks included), and a payee may not start with =, +, - or @ (a spreadsheet would read it as a formula). The text parts hold no control character either, description aside, which may hold tabs and line breaks. " + rules,
 			form: []formPart{
 				{name: "file", file: true, required: true, doc: "The CSV batch."},
-				{name: "description", required: true, doc: "5 to 140 characters."},
+				{name: "description", required: true, doc: v1DescriptionText + "."},
 				{name: "scheduled_at", doc: "RFC 3339, in the future and at most " + scheduleAheadText + " ahead."},
 				{name: "is_retry", doc: "true or false."},
 				{name: "external_id", doc: "Up to 100 characters."},

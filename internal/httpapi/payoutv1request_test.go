@@ -108,12 +108,3 @@ func TestPayoutV1RequestDocumented(t *testing.T) {
 		})
 	}
 }
-
-// thousands writes n as the documents do: 1,000.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
