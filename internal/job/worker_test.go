@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -224,11 +223,7 @@ func TestWorkersRunAMerchantsJobsInItsLane(t *testing.T) {
 		var mu sync.Mutex
 		lanes := map[string]string{} // payload (the job's merchant) → the lane it ran in
 		done := newCompletions(2 * len(merchants))
-		handle(q, "work", func(ctx context.Context, tx *store.Tx, j job.Job) error {
-			var m string
-			if err := json.Unmarshal(j.Payload, &m); err != nil {
-				return err
-			}
+		job.Register(q, job.NewKind[string]("work"), func(ctx context.Context, tx *store.Tx, _ job.Job, m string) error {
 			mu.Lock()
 			if prev, seen := lanes[m]; seen && prev != store.LaneOf(ctx) {
 				lanes[m] = "two lanes: " + prev + ", " + store.LaneOf(ctx)
