@@ -291,7 +291,7 @@ func runTreasuryReview(ctx context.Context, env *cliEnv, args []string) error {
 		if *reject {
 			outcome = treasury.Reject
 		}
-		svc := treasury.NewService(db, merchant.NewClock(clock.Real{}), treasury.Bank{})
+		svc := treasury.NewService(treasury.Deps{DB: db, Clock: merchant.NewClock(clock.Real{})})
 		acc, err := svc.ReviewByOperator(ctx, *id, treasury.ReviewRequest{TreasuryAccountID: *account, Outcome: outcome, Reason: *reason})
 		return answer{value: acc, text: func(out io.Writer) {
 			fmt.Fprintf(out, "treasury account %s (%s): %s\n", acc.ID, acc.Currency, acc.Status)

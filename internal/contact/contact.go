@@ -34,9 +34,20 @@ type Service struct {
 	outbox *outbox
 }
 
+// Deps are what a Service needs.
+type Deps struct {
+	DB       *store.DB
+	Clock    merchant.Clock
+	Log      *slog.Logger
+	Webhooks *webhook.Dispatcher
+	Policy   webhook.Policy
+	// PublicURL is the base of the verification links payd sends.
+	PublicURL string
+}
+
 // NewService returns a Service.
-func NewService(db *store.DB, clk merchant.Clock, log *slog.Logger, webhooks *webhook.Dispatcher, policy webhook.Policy, publicURL string) *Service {
-	return &Service{db: db, clock: clk, log: log, webhooks: webhooks, policy: policy, PublicURL: publicURL,
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, PublicURL: d.PublicURL,
 		LinkLifetime: 7 * 24 * time.Hour}
 }
 

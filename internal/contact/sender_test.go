@@ -618,7 +618,7 @@ func TestDeliveryWarnsWithoutEmailSender(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs syncBuffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
-			s := NewService(db, merchant.NewClock(clock.Real{}), log, nil, webhook.Policy{}, "https://pay.example.com")
+			s := NewService(Deps{DB: db, Clock: merchant.NewClock(clock.Real{}), Log: log, Policy: webhook.Policy{}, PublicURL: "https://pay.example.com"})
 			s.Deliver(Delivery{Sandbox: tt.sandbox, Email: tt.email, Queue: job.New(db, clock.Real{}, log, nil)})
 			if got := strings.Contains(logs.String(), "no email sender configured"); got != tt.wantWarn {
 				t.Errorf("warned %v, want %v: %s", got, tt.wantWarn, logs.String())

@@ -21,7 +21,8 @@ func newTestService(t *testing.T, db *store.DB, clk clock.Clock) (*Service, func
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	policy := webhook.Policy{AllowPrivate: true}
-	s := NewService(db, merchant.NewClock(clk), log, webhook.NewDispatcher(db, clk, log, policy, nil), policy, "https://pay.example.com/")
+	s := NewService(Deps{DB: db, Clock: merchant.NewClock(clk), Log: log, Webhooks: webhook.NewDispatcher(db, clk, log, policy, nil), Policy: policy,
+		PublicURL: "https://pay.example.com/"})
 	merchants := merchant.NewService(db, clk)
 	newMerchant := func() merchant.Principal {
 		c, err := merchants.Create(context.Background(), merchant.CreateParams{Name: "Shop", Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})

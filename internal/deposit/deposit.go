@@ -41,10 +41,17 @@ type Service struct {
 	ClearAfter time.Duration
 }
 
-// NewService returns a Service and registers its job with queue.
-func NewService(db *store.DB, queue *job.Queue, clk merchant.Clock) *Service {
-	s := &Service{db: db, queue: queue, clock: clk}
-	job.Register(queue, JobClear, s.clear)
+// Deps are what a Service needs.
+type Deps struct {
+	DB    *store.DB
+	Queue *job.Queue
+	Clock merchant.Clock
+}
+
+// NewService returns a Service and registers its job with the queue.
+func NewService(d Deps) *Service {
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock}
+	job.Register(d.Queue, JobClear, s.clear)
 	return s
 }
 

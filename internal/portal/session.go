@@ -64,9 +64,15 @@ type Service struct {
 	clock merchant.Clock
 }
 
+// Deps are what a Service needs.
+type Deps struct {
+	DB    *store.DB
+	Clock merchant.Clock
+}
+
 // NewService returns the service.
-func NewService(db *store.DB, clk merchant.Clock) *Service {
-	return &Service{db: db, clock: clk}
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, clock: d.Clock}
 }
 
 // User is a signed-in portal user.

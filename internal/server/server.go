@@ -150,7 +150,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Queue = job.New(db, cfg.Clock, cfg.Log, s.Metrics.ObserveJob)
 	s.Merchants = merchant.NewService(db, cfg.Clock)
 	merchantClock := merchant.NewClock(cfg.Clock)
-	s.Deposits = deposit.NewService(db, s.Queue, merchantClock)
+	s.Deposits = deposit.NewService(deposit.Deps{DB: db, Queue: s.Queue, Clock: merchantClock})
 	job.Register(s.Queue, jobPurgeIdempotency, func(ctx context.Context, tx *store.Tx, _ job.Job, _ struct{}) error {
 		_, err := idempotency.Purge(ctx, tx, cfg.Clock.Now())
 		return err
@@ -160,7 +160,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		s.Webhooks.Schedule = cfg.WebhookSchedule
 	}
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
-	s.Contacts = contact.NewService(db, merchantClock, cfg.Log, s.Webhooks, policy, cfg.PublicURL)
+	s.Contacts = contact.NewService(contact.Deps{DB: db, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy, PublicURL: cfg.PublicURL})
 	s.Contacts.Deliver(contact.Delivery{Sandbox: cfg.Env == httpapi.Sandbox, Email: email, Queue: s.Queue})
 	linkKey, err := db.Secret(ctx, "links")
 	if err != nil {
@@ -193,12 +193,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.TreasuryBank.Name == "" {
 		cfg.TreasuryBank.Name = "payd"
 	}
-	s.Treasury = treasury.NewService(db, merchantClock, cfg.TreasuryBank)
+	s.Treasury = treasury.NewService(treasury.Deps{DB: db, Clock: merchantClock, Bank: cfg.TreasuryBank})
 	s.Transfers = transfer.NewService(transfer.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Webhooks: s.Webhooks, Policy: policy,
 		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
-	s.Portal = portal.NewService(db, merchantClock)
+	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})
 	var cards gateway.CardNetwork = gateway.NoCards{}
 	if cfg.Env == httpapi.Sandbox {
 		cards = gateway.SandboxCards{}

@@ -54,9 +54,17 @@ type Bank struct {
 	BSB string
 }
 
+// Deps are what a Service needs.
+type Deps struct {
+	DB    *store.DB
+	Clock merchant.Clock
+	// Bank is who holds the treasury accounts.
+	Bank Bank
+}
+
 // NewService returns the service.
-func NewService(db *store.DB, clk merchant.Clock, bank Bank) *Service {
-	return &Service{db: db, clock: clk, bank: bank}
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, clock: d.Clock, bank: d.Bank}
 }
 
 // Account is a treasury account as the API shows it (CONTRACT §15).
