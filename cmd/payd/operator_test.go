@@ -146,15 +146,7 @@ func TestMerchantCreateRejects(t *testing.T) {
 				args = appendFlag(args, "timezone", tt.tz)
 				args = appendFlag(args, "currencies", tt.currencies)
 				got := payd(t, args...)
-				if got.code != tt.wantCode {
-					t.Errorf("exit = %d, want %d", got.code, tt.wantCode)
-				}
-				if !strings.Contains(got.stderr, tt.wantStderr) {
-					t.Errorf("stderr = %q, want it to contain %q", got.stderr, tt.wantStderr)
-				}
-				if got.stdout != "" {
-					t.Errorf("stdout = %q, want nothing", got.stdout)
-				}
+				wantRefused(t, got, tt.wantCode, tt.wantStderr)
 			})
 		}
 		_, db := services(t, dsn)
@@ -162,6 +154,21 @@ func TestMerchantCreateRejects(t *testing.T) {
 			t.Errorf("%d merchants were written by rejected commands", n)
 		}
 	})
+}
+
+// wantRefused checks a refused command: its exit code, a message on
+// standard error that holds wantStderr, and nothing on standard output.
+func wantRefused(t *testing.T, got result, wantCode int, wantStderr string) {
+	t.Helper()
+	if got.code != wantCode {
+		t.Errorf("exit = %d, want %d", got.code, wantCode)
+	}
+	if !strings.Contains(got.stderr, wantStderr) {
+		t.Errorf("stderr = %q, want it to contain %q", got.stderr, wantStderr)
+	}
+	if got.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", got.stdout)
+	}
 }
 
 // appendFlag adds --name value unless value is empty (the flag is left out).
@@ -224,15 +231,7 @@ func TestAppCreateRejects(t *testing.T) {
 				args = appendFlag(args, "merchant", tt.merchantID)
 				args = appendFlag(args, "currency", tt.currency)
 				got := payd(t, args...)
-				if got.code != tt.wantCode {
-					t.Errorf("exit = %d, want %d", got.code, tt.wantCode)
-				}
-				if !strings.Contains(got.stderr, tt.wantStderr) {
-					t.Errorf("stderr = %q, want it to contain %q", got.stderr, tt.wantStderr)
-				}
-				if got.stdout != "" {
-					t.Errorf("stdout = %q, want nothing", got.stdout)
-				}
+				wantRefused(t, got, tt.wantCode, tt.wantStderr)
 			})
 		}
 		_, db := services(t, dsn)
@@ -397,15 +396,7 @@ func TestUserCreateRejects(t *testing.T) {
 				args = appendFlag(args, "email", tt.email)
 				args = appendFlag(args, "role", tt.role)
 				got := runPayd(t, invocation{args: args, stdin: tt.stdin})
-				if got.code != tt.wantCode {
-					t.Errorf("exit = %d, want %d", got.code, tt.wantCode)
-				}
-				if !strings.Contains(got.stderr, tt.wantStderr) {
-					t.Errorf("stderr = %q, want it to contain %q", got.stderr, tt.wantStderr)
-				}
-				if got.stdout != "" {
-					t.Errorf("stdout = %q, want nothing", got.stdout)
-				}
+				wantRefused(t, got, tt.wantCode, tt.wantStderr)
 			})
 		}
 		_, db := services(t, dsn)
@@ -504,15 +495,7 @@ func TestAccountUpdateRejects(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				got := payd(t, slices.Concat([]string{"account", "update", "--db", dsn, "--json"}, tt.args)...)
-				if got.code != tt.wantCode {
-					t.Errorf("exit = %d, want %d", got.code, tt.wantCode)
-				}
-				if !strings.Contains(got.stderr, tt.wantStderr) {
-					t.Errorf("stderr = %q, want it to contain %q", got.stderr, tt.wantStderr)
-				}
-				if got.stdout != "" {
-					t.Errorf("stdout = %q, want nothing", got.stdout)
-				}
+				wantRefused(t, got, tt.wantCode, tt.wantStderr)
 			})
 		}
 		_, db := services(t, dsn)
@@ -590,15 +573,7 @@ func TestWebhookSecretRejects(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				got := payd(t, slices.Concat([]string{"merchant", "webhook-secret", "--db", dsn, "--json"}, tt.args)...)
-				if got.code != tt.wantCode {
-					t.Errorf("exit = %d, want %d", got.code, tt.wantCode)
-				}
-				if !strings.Contains(got.stderr, tt.wantStderr) {
-					t.Errorf("stderr = %q, want it to contain %q", got.stderr, tt.wantStderr)
-				}
-				if got.stdout != "" {
-					t.Errorf("stdout = %q, want nothing", got.stdout)
-				}
+				wantRefused(t, got, tt.wantCode, tt.wantStderr)
 			})
 		}
 	})
