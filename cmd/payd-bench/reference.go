@@ -101,6 +101,7 @@ func sqliteInsertLoop(ctx context.Context, d time.Duration, rate float64) (resul
 		if err != nil {
 			return false, err
 		}
+		// The bare loop's own table t belongs to no merchant (it spans merchants).
 		if _, err := tx.Exec(`INSERT INTO t (v, at) VALUES ($1, $2)`, "payin", time.Now().UnixMilli()); err != nil {
 			tx.Rollback()
 			return false, err

@@ -317,6 +317,8 @@ func (c *Claim) release() {
 
 // Purge deletes stored responses older than Retention.
 func Purge(ctx context.Context, tx *store.Tx, now time.Time) (int64, error) {
+	// This spans merchants: every merchant's expired keys at once (one
+	// statement on every shard on Citus).
 	res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, now.Add(-Retention).UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("purge idempotency keys: %w", err)

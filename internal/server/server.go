@@ -364,6 +364,7 @@ func (s *Server) registerGauges() {
 			return n, err
 		})
 	}
+	// The gauge spans merchants: the pending events of all of them.
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
 	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).", gauge(s.Queue.Queued))
