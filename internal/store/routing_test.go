@@ -22,7 +22,7 @@ var globalTables = map[string]bool{
 	"merchants": true, "secrets": true, "schema_migrations": true,
 	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
 	"global_keys": true,
-	"pg_class": true, "pg_extension": true, "pg_stat_user_tables": true, "pg_constraint": true, "pg_depend": true,
+	"pg_class":    true, "pg_extension": true, "pg_stat_user_tables": true, "pg_constraint": true, "pg_depend": true,
 	"pg_attribute": true, "pg_namespace": true, "pg_tables": true, "information_schema": true, "pg_dist_partition": true,
 	"sqlite_master": true, "pragma_table_xinfo": true, "pragma_foreign_key_list": true,
 }
