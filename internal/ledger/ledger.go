@@ -129,9 +129,8 @@ func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 // spreadSlots is how many slots a bucket has besides its principal row on
 // PostgreSQL (migration 0020 creates them for accounts opened before). More
 // slots let more receipts into one account run side by side, each slot's
-// lane committing fewer at a time: with payd-bench's 8 clients on 2 cores, 4
-// slots took 395-442 hot receipts/s where 8 took 315-378 and one lane (no
-// slots) 235-340, in alternating runs.
+// lane committing fewer at a time; past a few, the lanes' commits cost more
+// than the waiting they save (docs/benchmarks.md, bench-results/2026-11-23.md).
 const spreadSlots = 4
 
 // slotsOf is how many rows each bucket has on tx's database: its principal

@@ -9,10 +9,9 @@ import (
 )
 
 // The principal cache. Every API request authenticates, and reading its
-// app, merchant and account was one database round trip of every request
-// (on PostgreSQL, with its server's work, 8-18 % of the machine's CPU per
-// request in payd-bench). Authenticate keeps what it read for
-// PrincipalCacheTTL.
+// app, merchant and account was one database round trip of every request,
+// a large share of a small request's cost (docs/benchmarks.md).
+// Authenticate keeps what it read for PrincipalCacheTTL.
 //
 // The rule that keeps this exact: an entry is good for PrincipalCacheTTL
 // from the moment before its read was sent, and every change of what a
