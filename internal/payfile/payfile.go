@@ -12,6 +12,7 @@
 package payfile
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -142,3 +143,28 @@ func (f File) Total() int64 {
 
 // FileName is the file's whole name: Name and the format's extension.
 func (f File) FileName(format Format) string { return f.Name + "." + format.Extension() }
+
+// FieldError is a format's refusal of a File it cannot hold (an amount over
+// its field, a character outside its set, a code of the wrong shape), naming
+// the part of the File and the field, so that the rail can say what to fix
+// rather than write a file the bank would reject or mangle.
+type FieldError struct {
+	Format Format
+	// Credit is the index of the credit in File.Credits, or -1 when the field
+	// is the file's or its debtor's.
+	Credit int
+	// BankReference is the credit's, when Credit is not -1.
+	BankReference string
+	// Field is the File's field as Go spells it: Reference, Debtor.BSB, or a
+	// Credit's Name, AmountMinor, ….
+	Field string
+	// Problem says what is wrong, as a predicate: "must be nnn-nnn".
+	Problem string
+}
+
+func (e *FieldError) Error() string {
+	if e.Credit < 0 {
+		return fmt.Sprintf("%s file: %s %s", e.Format, e.Field, e.Problem)
+	}
+	return fmt.Sprintf("%s file: credit %d (%s): %s %s", e.Format, e.Credit, e.BankReference, e.Field, e.Problem)
+}
