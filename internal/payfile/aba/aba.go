@@ -8,23 +8,25 @@
 //
 //   - Westpac, "Australian Direct Entry file format" (Corporate Online guide,
 //     December 2006): the field positions, justification and fill of all
-//     three records, and a line end after each record;
-//   - Commonwealth Bank, "Direct Entry – File Specification" (CommBiz): the
-//     same positions, and that a payment file must carry a contra entry to
-//     the user's account so that it balances;
+//     three records, and end-of-record characters at the end of each record;
+//   - Commonwealth Bank, "Direct Entry – File Specification" and "Importing
+//     and using Direct Entry (EFT) files" (CommBiz): the same positions,
+//     that a payment file must carry a contra (balancing) entry to the
+//     user's account, and ASCII with CR LF;
 //   - cemtexaba.com, "ABA file format details" (the APCA layout re-published);
 //   - public implementations: zeptofs/aba (Ruby) and anam-hossain/aba (PHP)
 //     for the BECS character set, which both give as A-Z, a-z, 0-9, space
 //     and ! # $ % & ' ( ) * + , - . / : ; = ? @ [ ] ^ _; simonblee/
 //     aba-file-generator (PHP), flash-oss/aba-generator (JavaScript) and
-//     Odoo's l10n_au_aba for the type 7 totals (net = |credits − debits|, so
-//     zero for a balanced file; the count includes the balancing record) and
-//     the balancing record itself (code 13, the debtor's BSB and account
-//     both as the account debited and as the trace record).
+//     Odoo's l10n_au_aba (as a copy of it reads) for the type 7 totals
+//     (net = |credits − debits|, so zero for a balanced file; the count
+//     includes the balancing record) and the balancing record itself (code
+//     13, the debtor's BSB and account both as the account debited and as
+//     the trace record).
 //
 // Where they differ: the implementations leave the last record without a
-// line end, while Westpac's guide ends each record with one (so does this
-// package, and Read requires it); some implementations write the debtor's BSB
+// line end, while the banks' guides end each record (so does this package,
+// and Read requires it); some implementations write the debtor's BSB
 // and account into positions 2–18 of the type 0 record, which the APCA
 // layout, CBA and Westpac leave blank (so does this package); one unnamed
 // TypeScript implementation allows a narrower set of punctuation
