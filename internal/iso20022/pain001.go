@@ -202,13 +202,6 @@ func pain001Of(f payfile.File) (pain001Document, error) {
 	}
 	count := strconv.Itoa(len(credits))
 	ctrlSum := money.Format(total, cur)
-	debtor.payment.PmtInfID = f.Reference
-	debtor.payment.PmtMtd = "TRF"
-	debtor.payment.BtchBookg = "false"
-	debtor.payment.NbOfTxs = count
-	debtor.payment.CtrlSum = ctrlSum
-	debtor.payment.ReqdExctnDt = dateChoice{Dt: execution}
-	debtor.payment.CdtTrfTxInf = credits
 	return pain001Document{Initiation: pain001Initiation{
 		GrpHdr: groupHeader{
 			MsgID:    f.Name,
@@ -217,7 +210,18 @@ func pain001Of(f payfile.File) (pain001Document, error) {
 			CtrlSum:  ctrlSum,
 			InitgPty: debtor.initiator,
 		},
-		PmtInf: []paymentInstruction{debtor.payment},
+		PmtInf: []paymentInstruction{{
+			PmtInfID:    f.Reference,
+			PmtMtd:      "TRF",
+			BtchBookg:   "false",
+			NbOfTxs:     count,
+			CtrlSum:     ctrlSum,
+			ReqdExctnDt: dateChoice{Dt: execution},
+			Dbtr:        debtor.party,
+			DbtrAcct:    debtor.account,
+			DbtrAgt:     debtor.agent,
+			CdtTrfTxInf: credits,
+		}},
 	}}, nil
 }
 
@@ -243,6 +247,11 @@ func fileDates(f payfile.File) (created, execution string, err error) {
 	if f.CreatedAt.IsZero() || local.Year() < 1 || local.Year() > 9999 {
 		return "", "", fileRefuser.refuse("CreatedAt", "GrpHdr/CreDtTm", "not a cut-off's instant")
 	}
+	// RFC 3339 writes an offset in minutes; a zone's historical offset in
+	// seconds (local mean time) would name another instant.
+	if _, offset := local.Zone(); offset%60 != 0 {
+		return "", "", fileRefuser.refuse("Location", "GrpHdr/CreDtTm", "an offset of seconds")
+	}
 	return local.Format(dateTimeLayout), local.Format(dateLayout), nil
 }
 
@@ -257,10 +266,13 @@ func checkFileNames(f payfile.File) error {
 }
 
 // debtorParts are the elements the debtor fills: the initiating party of
-// the group header and the payment instruction's debtor members.
+// the group header and the payment instruction's Dbtr, DbtrAcct and
+// DbtrAgt.
 type debtorParts struct {
 	initiator party
-	payment   paymentInstruction
+	party     party
+	account   cashAccount
+	agent     agent
 }
 
 func debtorOf(d payfile.Debtor) (debtorParts, error) {
@@ -291,11 +303,9 @@ func debtorOf(d payfile.Debtor) (debtorParts, error) {
 	}
 	return debtorParts{
 		initiator: initiator,
-		payment: paymentInstruction{
-			Dbtr:     party{Nm: d.Name},
-			DbtrAcct: cashAccount{ID: accountID{Othr: genericID{ID: d.Account}}, Tp: tp},
-			DbtrAgt:  *agt,
-		},
+		party:     party{Nm: d.Name},
+		account:   cashAccount{ID: accountID{Othr: genericID{ID: d.Account}}, Tp: tp},
+		agent:     *agt,
 	}, nil
 }
 

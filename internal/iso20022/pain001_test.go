@@ -296,6 +296,7 @@ func TestWritePain001Limits(t *testing.T) {
 // and the element, rather than cut or mangled into a file the bank rejects.
 func TestWritePain001Refuses(t *testing.T) {
 	t.Parallel()
+	tokyo := mustZone(t, "Asia/Tokyo")
 	tests := []struct {
 		name        string
 		modify      func(*payfile.File)
@@ -309,6 +310,9 @@ func TestWritePain001Refuses(t *testing.T) {
 		{"reference of 17", func(f *payfile.File) { f.Reference = "F0000000000000A12" }, -1, "Reference", "PmtInf/PmtInfId"},
 		{"no zone", func(f *payfile.File) { f.Location = nil }, -1, "Location", "ReqdExctnDt/Dt"},
 		{"no instant", func(f *payfile.File) { f.CreatedAt = time.Time{} }, -1, "CreatedAt", "GrpHdr/CreDtTm"},
+		{"local mean time's offset of seconds", func(f *payfile.File) {
+			f.CreatedAt, f.Location = time.Date(1880, 1, 2, 0, 0, 0, 0, time.UTC), tokyo
+		}, -1, "Location", "GrpHdr/CreDtTm"},
 		{"USDC has six decimals", func(f *payfile.File) { f.Currency = "USDC" }, -1, "Currency", "InstdAmt/@Ccy"},
 		{"unknown currency", func(f *payfile.File) { f.Currency = "XXX" }, -1, "Currency", "InstdAmt/@Ccy"},
 		{"no credits", func(f *payfile.File) { f.Credits = nil }, -1, "Credits", "PmtInf/CdtTrfTxInf"},
@@ -412,5 +416,25 @@ func TestReadPain001Refuses(t *testing.T) {
 				t.Fatalf("ReadPain001 = %v, want an error naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// BenchmarkWritePain001 writes a 10,000-transfer file, the size of the
+// issue's cut-off target (issue 47: under 5 s for the whole cut-off).
+func BenchmarkWritePain001(b *testing.B) {
+	f := audFile(b)
+	template := f.Credits[0]
+	f.Credits = make([]payfile.Credit, 10_000)
+	for i := range f.Credits {
+		f.Credits[i] = template
+		f.Credits[i].BankReference = fmt.Sprintf("PT%014d", i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := WritePain001(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(data)))
 	}
 }
