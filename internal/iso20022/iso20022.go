@@ -7,8 +7,9 @@
 // Messages are built with encoding/xml from the few elements payd uses; every
 // file WritePain001 makes in the tests is validated against the official XSD
 // (../shared/iso20022/). What the schema cannot hold is refused by name
-// before a byte is written, never cut or mangled: a bank would reject the
-// whole file, and with it every transfer of the cut-off.
+// before a byte is written (a *payfile.FieldError naming the credit, the
+// field and the pain.001 element), never cut or mangled: a bank would reject
+// the whole file, and with it every transfer of the cut-off.
 //
 // Text may be any Unicode (the file is UTF-8) except control characters:
 // banks that restrict pain.001 to a Latin set do so beyond the schema, and a
@@ -61,9 +62,9 @@ const (
 const noAccount = "NOTPROVIDED"
 
 var (
-	// referencePattern is a bank reference and a file reference on a
-	// pain001 rail (CONTRACT §25): exactly 16 [A-Z0-9].
-	referencePattern = regexp.MustCompile(`^[A-Z0-9]{16}$`)
+	// referencePattern is a bank reference or a file reference (CONTRACT
+	// §17: [A-Z0-9]; §25 gives pain001 rails 16) within Max35Text.
+	referencePattern = regexp.MustCompile(`^[A-Z0-9]{1,35}$`)
 	// bicPattern is BICFIDec2014Identifier.
 	bicPattern    = regexp.MustCompile(`^[A-Z0-9]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$`)
 	bsbPattern    = regexp.MustCompile(`^[0-9]{3}-[0-9]{3}$`)
@@ -71,46 +72,31 @@ var (
 	branchPattern = regexp.MustCompile(`^[0-9]{3}$`)
 )
 
-// FieldError is a member of a payfile.File that pain.001 cannot hold. It
-// names the credit (by index and bank reference), the payfile member and the
-// pain.001 element, so that an operator or the payout's creation can say
-// which transfer to correct.
-type FieldError struct {
-	// Credit is the credit's index in File.Credits, or -1 for a member of
-	// the file or its debtor.
-	Credit        int
-	BankReference string
-	// Field is the payfile member (Name, Debtor.Account, Description).
-	Field string
-	// Element is where pain.001 would put it (Cdtr/Nm).
-	Element string
-	Reason  string
-}
-
-func (e *FieldError) Error() string {
-	if e.Credit < 0 {
-		return fmt.Sprintf("pain.001: %s (%s): %s", e.Field, e.Element, e.Reason)
-	}
-	return fmt.Sprintf("pain.001: credit %d (%s): %s (%s): %s", e.Credit, e.BankReference, e.Field, e.Element, e.Reason)
-}
-
 // textProblem says why s cannot be a schema text of at most max characters
 // (Max35Text, Max140Text, …: at least one character), or "" when it can.
 // multiline allows tab, CR and LF (a description's, CONTRACT §24).
 func textProblem(s string, max int, multiline bool) string {
 	if s == "" {
-		return "empty"
+		return "must not be empty"
 	}
 	if !utf8.ValidString(s) {
-		return "not UTF-8"
+		return "must be UTF-8"
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return fmt.Sprintf("%d characters, more than %d", n, max)
+		return fmt.Sprintf("must be at most %d characters (got %d)", max, n)
 	}
 	for _, r := range s {
 		if !textRune(r, multiline) {
-			return fmt.Sprintf("character %U is not allowed", r)
+			return fmt.Sprintf("must not hold %U (a control character or one XML cannot carry)", r)
 		}
+	}
+	return ""
+}
+
+// referenceProblem says why s cannot be a bank or file reference, or "".
+func referenceProblem(s string) string {
+	if !referencePattern.MatchString(s) {
+		return fmt.Sprintf("must be 1 to %d of A-Z and 0-9 (got %q)", max35Text, s)
 	}
 	return ""
 }

@@ -158,10 +158,11 @@ const maxFractionDigits = 5
 // CdtTrfTxInf per credit in f.Credits' order, EndToEndId its bank reference.
 // NbOfTxs and CtrlSum are exact, CtrlSum a decimal in the currency's units.
 //
-// The same File always gives the same bytes. A member the schema (or §25's
-// 16 [A-Z0-9] references) cannot hold is refused with a *FieldError naming
-// it. The Zengin kana names and the ABA bank abbreviation have no place in
-// pain.001 and are not written.
+// The same File always gives the same bytes. A field the schema cannot hold
+// (or a reference outside §17's [A-Z0-9]) is refused with a
+// *payfile.FieldError naming the credit, the field and the element. The
+// Zengin kana names and the ABA bank abbreviation have no place in pain.001
+// and are not written.
 func WritePain001(f payfile.File) ([]byte, error) {
 	doc, err := pain001Of(f)
 	if err != nil {
@@ -230,10 +231,10 @@ func pain001Of(f payfile.File) (pain001Document, error) {
 func fileCurrency(code string) (money.Currency, error) {
 	cur, err := money.Lookup(code)
 	if err != nil {
-		return money.Currency{}, fileRefuser.refuse("Currency", "InstdAmt/@Ccy", err.Error())
+		return money.Currency{}, fileRefuser.refuse("Currency", "InstdAmt/@Ccy", fmt.Sprintf("must be a currency payd holds (got %q)", code))
 	}
 	if len(cur.Code) != 3 || cur.Digits > maxFractionDigits {
-		return money.Currency{}, fileRefuser.refuse("Currency", "InstdAmt/@Ccy", fmt.Sprintf("%s is not an ISO 4217 currency pain.001 can hold", code))
+		return money.Currency{}, fileRefuser.refuse("Currency", "InstdAmt/@Ccy", fmt.Sprintf("must be an ISO 4217 code of at most %d decimals (got %s)", maxFractionDigits, code))
 	}
 	return cur, nil
 }
@@ -241,16 +242,16 @@ func fileCurrency(code string) (money.Currency, error) {
 // fileDates are CreDtTm and ReqdExctnDt's date.
 func fileDates(f payfile.File) (created, execution string, err error) {
 	if f.Location == nil {
-		return "", "", fileRefuser.refuse("Location", "ReqdExctnDt/Dt", "no time zone")
+		return "", "", fileRefuser.refuse("Location", "ReqdExctnDt/Dt", "must be set (the execution date is CreatedAt's date there)")
 	}
 	local := f.CreatedAt.In(f.Location)
 	if f.CreatedAt.IsZero() || local.Year() < 1 || local.Year() > 9999 {
-		return "", "", fileRefuser.refuse("CreatedAt", "GrpHdr/CreDtTm", "not a cut-off's instant")
+		return "", "", fileRefuser.refuse("CreatedAt", "GrpHdr/CreDtTm", "must be the cut-off's instant, in years 1 to 9999")
 	}
 	// RFC 3339 writes an offset in minutes; a zone's historical offset in
 	// seconds (local mean time) would name another instant.
 	if _, offset := local.Zone(); offset%60 != 0 {
-		return "", "", fileRefuser.refuse("Location", "GrpHdr/CreDtTm", "an offset of seconds")
+		return "", "", fileRefuser.refuse("Location", "GrpHdr/CreDtTm", fmt.Sprintf("must be offset from UTC by whole minutes at CreatedAt (got %ds)", offset))
 	}
 	return local.Format(dateTimeLayout), local.Format(dateLayout), nil
 }
@@ -259,8 +260,8 @@ func checkFileNames(f payfile.File) error {
 	if err := fileRefuser.text("Name", "GrpHdr/MsgId", f.Name, max35Text, false); err != nil {
 		return err
 	}
-	if !referencePattern.MatchString(f.Reference) {
-		return fileRefuser.refuse("Reference", "PmtInf/PmtInfId", "not 16 [A-Z0-9]")
+	if referenceProblem(f.Reference) != "" {
+		return fileRefuser.refuse("Reference", "PmtInf/PmtInfId", referenceProblem(f.Reference))
 	}
 	return nil
 }
@@ -299,7 +300,7 @@ func debtorOf(d payfile.Debtor) (debtorParts, error) {
 		return debtorParts{}, err
 	}
 	if agt == nil {
-		return debtorParts{}, r.refuse("BIC", "DbtrAgt/FinInstnId", "no BIC, BSB or Zengin bank code")
+		return debtorParts{}, r.refuse("BIC", "DbtrAgt/FinInstnId", "must be set, or BSB, or BankCode and BranchCode (the debtor's bank)")
 	}
 	return debtorParts{
 		initiator: initiator,
@@ -315,7 +316,7 @@ func debtorOf(d payfile.Debtor) (debtorParts, error) {
 // the two it means.
 func creditTransfersOf(credits []payfile.Credit, cur money.Currency) ([]creditTransfer, int64, error) {
 	if len(credits) == 0 {
-		return nil, 0, fileRefuser.refuse("Credits", "PmtInf/CdtTrfTxInf", "no credits")
+		return nil, 0, fileRefuser.refuse("Credits", "PmtInf/CdtTrfTxInf", "must hold at least one credit")
 	}
 	out := make([]creditTransfer, 0, len(credits))
 	seen := make(map[string]int, len(credits))
@@ -326,11 +327,11 @@ func creditTransfersOf(credits []payfile.Credit, cur money.Currency) ([]creditTr
 			return nil, 0, err
 		}
 		if first, ok := seen[c.BankReference]; ok {
-			return nil, 0, refuser{credit: i, ref: c.BankReference}.refuse("BankReference", "PmtId/EndToEndId", fmt.Sprintf("also credit %d's", first))
+			return nil, 0, refuser{credit: i, ref: c.BankReference}.refuse("BankReference", "PmtId/EndToEndId", fmt.Sprintf("must be unique in the file (credit %d has it too)", first))
 		}
 		seen[c.BankReference] = i
 		if total > money.MaxMinor-c.AmountMinor {
-			return nil, 0, fileRefuser.refuse("Credits", "GrpHdr/CtrlSum", "total out of range")
+			return nil, 0, fileRefuser.refuse("Credits", "GrpHdr/CtrlSum", fmt.Sprintf("must total at most %d minor units", money.MaxMinor))
 		}
 		total += c.AmountMinor
 		out = append(out, tx)
@@ -340,8 +341,8 @@ func creditTransfersOf(credits []payfile.Credit, cur money.Currency) ([]creditTr
 
 func creditTransferOf(i int, c payfile.Credit, cur money.Currency) (creditTransfer, error) {
 	r := refuser{credit: i, ref: c.BankReference}
-	if !referencePattern.MatchString(c.BankReference) {
-		return creditTransfer{}, r.refuse("BankReference", "PmtId/EndToEndId", "not 16 [A-Z0-9]")
+	if referenceProblem(c.BankReference) != "" {
+		return creditTransfer{}, r.refuse("BankReference", "PmtId/EndToEndId", referenceProblem(c.BankReference))
 	}
 	value, err := r.amount(c.AmountMinor, cur)
 	if err != nil {
@@ -359,7 +360,7 @@ func creditTransferOf(i int, c payfile.Credit, cur money.Currency) (creditTransf
 		return creditTransfer{}, err
 	}
 	if agt == nil && c.PayID == "" {
-		return creditTransfer{}, r.refuse("BSB", "CdtrAgt/FinInstnId", "an account with no BIC, BSB or Zengin bank code")
+		return creditTransfer{}, r.refuse("BSB", "CdtrAgt/FinInstnId", "must be set, or BIC, or BankCode and BranchCode (the account's bank)")
 	}
 	tx := creditTransfer{
 		PmtID:    paymentID{EndToEndID: c.BankReference},
@@ -383,15 +384,23 @@ func creditTransferOf(i int, c payfile.Credit, cur money.Currency) (creditTransf
 	return tx, nil
 }
 
-// refuser makes the FieldErrors of one credit (or of the file, credit -1).
+// refuser makes the payfile.FieldErrors of one credit (or of the file and
+// its debtor, credit -1). Each problem ends with the pain.001 element the
+// field goes into, in brackets.
 type refuser struct {
 	credit int
 	ref    string
 	prefix string
 }
 
-func (r refuser) refuse(field, element, reason string) *FieldError {
-	return &FieldError{Credit: r.credit, BankReference: r.ref, Field: r.prefix + field, Element: element, Reason: reason}
+func (r refuser) refuse(field, element, problem string) *payfile.FieldError {
+	return &payfile.FieldError{
+		Format:        payfile.Pain001,
+		Credit:        r.credit,
+		BankReference: r.ref,
+		Field:         r.prefix + field,
+		Problem:       problem + " [" + element + "]",
+	}
 }
 
 func (r refuser) text(field, element, value string, max int, multiline bool) error {
@@ -404,11 +413,8 @@ func (r refuser) text(field, element, value string, max int, multiline bool) err
 // amount is the InstdAmt text of minor units: positive and within the
 // API's bound.
 func (r refuser) amount(minor int64, cur money.Currency) (string, error) {
-	if minor <= 0 {
-		return "", r.refuse("AmountMinor", "Amt/InstdAmt", "not positive")
-	}
-	if minor > money.MaxMinor {
-		return "", r.refuse("AmountMinor", "Amt/InstdAmt", "out of range")
+	if minor < 1 || minor > money.MaxMinor {
+		return "", r.refuse("AmountMinor", "Amt/InstdAmt", fmt.Sprintf("must be 1 to %d (got %d)", money.MaxMinor, minor))
 	}
 	return money.Format(minor, cur), nil
 }
@@ -422,7 +428,7 @@ func (r refuser) creditorAccount(c payfile.Credit) (cashAccount, error) {
 	}
 	switch {
 	case c.PayID != "" && c.Account != "":
-		return cashAccount{}, r.refuse("PayID", "CdtrAcct/Prxy/Id", "both an account and a PayID")
+		return cashAccount{}, r.refuse("PayID", "CdtrAcct/Prxy/Id", "must not be set with Account")
 	case c.PayID != "":
 		if err := r.text("PayID", "CdtrAcct/Prxy/Id", c.PayID, max2048Text, false); err != nil {
 			return cashAccount{}, err
@@ -441,7 +447,7 @@ func (r refuser) accountType(element string, t payfile.AccountType) (*accountTyp
 	}
 	code, ok := accountTypeCodes[t]
 	if !ok {
-		return nil, r.refuse("AccountType", element, fmt.Sprintf("%q is not ordinary or current", t))
+		return nil, r.refuse("AccountType", element, fmt.Sprintf("must be ordinary or current (got %q)", t))
 	}
 	return &accountType{Cd: code}, nil
 }
@@ -454,24 +460,24 @@ func (r refuser) agent(element, bic, bsb, bank, branch string) (*agent, error) {
 	var fi financialInstitution
 	if bic != "" {
 		if !bicPattern.MatchString(bic) {
-			return nil, r.refuse("BIC", element+"/FinInstnId/BICFI", "not a BIC")
+			return nil, r.refuse("BIC", element+"/FinInstnId/BICFI", fmt.Sprintf("must be a BIC of 8 or 11 (got %q)", bic))
 		}
 		fi.BICFI = bic
 	}
 	switch {
 	case bsb != "" && (bank != "" || branch != ""):
-		return nil, r.refuse("BSB", element+"/FinInstnId/ClrSysMmbId", "both a BSB and a Zengin bank code")
+		return nil, r.refuse("BSB", element+"/FinInstnId/ClrSysMmbId", "must not be set with BankCode or BranchCode (one clearing system)")
 	case bsb != "":
 		if !bsbPattern.MatchString(bsb) {
-			return nil, r.refuse("BSB", element+"/FinInstnId/ClrSysMmbId/MmbId", "not nnn-nnn")
+			return nil, r.refuse("BSB", element+"/FinInstnId/ClrSysMmbId/MmbId", fmt.Sprintf("must be nnn-nnn (got %q)", bsb))
 		}
 		fi.ClrSysMmbID = &clearingMember{ClrSysID: clearingSystem{Cd: clearingBSB}, MmbID: strings.ReplaceAll(bsb, "-", "")}
 	case bank != "" || branch != "":
 		if !bankPattern.MatchString(bank) {
-			return nil, r.refuse("BankCode", element+"/FinInstnId/ClrSysMmbId/MmbId", "not four digits")
+			return nil, r.refuse("BankCode", element+"/FinInstnId/ClrSysMmbId/MmbId", fmt.Sprintf("must be 4 digits (got %q)", bank))
 		}
 		if !branchPattern.MatchString(branch) {
-			return nil, r.refuse("BranchCode", element+"/FinInstnId/ClrSysMmbId/MmbId", "not three digits")
+			return nil, r.refuse("BranchCode", element+"/FinInstnId/ClrSysMmbId/MmbId", fmt.Sprintf("must be 3 digits (got %q)", branch))
 		}
 		fi.ClrSysMmbID = &clearingMember{ClrSysID: clearingSystem{Cd: clearingZengin}, MmbID: bank + branch}
 	}

@@ -111,7 +111,7 @@ func fileGen() *rapid.Generator[payfile.File] {
 			nanos = rapid.Int64Range(1, 999_999_999).Draw(t, "nanos")
 		}
 		n := rapid.IntRange(1, maxGeneratedCredits).Draw(t, "credits")
-		refs := rapid.SliceOfNDistinct(rapid.StringMatching(`[A-Z0-9]{16}`), n, n, rapid.ID).Draw(t, "references")
+		refs := rapid.SliceOfNDistinct(rapid.StringMatching(`[A-Z0-9]{1,35}`), n, n, rapid.ID).Draw(t, "references")
 		cur := rapid.SampledFrom(pain001Currencies()).Draw(t, "currency")
 		credits := make([]payfile.Credit, n)
 		for i := range credits {
@@ -119,7 +119,7 @@ func fileGen() *rapid.Generator[payfile.File] {
 		}
 		return payfile.File{
 			Name:      textGen(max35Text, false).Draw(t, "name"),
-			Reference: rapid.StringMatching(`[A-Z0-9]{16}`).Draw(t, "reference"),
+			Reference: rapid.StringMatching(`[A-Z0-9]{1,35}`).Draw(t, "reference"),
 			CreatedAt: time.Unix(seconds, nanos).In(loc),
 			Location:  loc,
 			Currency:  cur,

@@ -248,6 +248,10 @@ func TestWritePain001Limits(t *testing.T) {
 		modify func(*payfile.File)
 	}{
 		{"35-character name", func(f *payfile.File) { f.Name = strings.Repeat("n", 35) }},
+		{"35-character references", func(f *payfile.File) {
+			f.Reference = strings.Repeat("F", 35)
+			f.Credits[0].BankReference = strings.Repeat("P", 35)
+		}},
 		{"140 two-byte characters", func(f *payfile.File) { f.Credits[0].Name = strings.Repeat("é", 140) }},
 		{"140 four-byte characters", func(f *payfile.File) { f.Credits[0].Description = strings.Repeat("😀", 140) }},
 		{"140-character debtor and remitter", func(f *payfile.File) {
@@ -292,8 +296,9 @@ func TestWritePain001Limits(t *testing.T) {
 }
 
 // TestWritePain001Refuses checks that what pain.001 cannot hold is refused
-// before a byte is written, with a FieldError naming the credit, the member
-// and the element, rather than cut or mangled into a file the bank rejects.
+// before a byte is written, with a payfile.FieldError naming the credit, the
+// field and the element, rather than cut or mangled into a file the bank
+// rejects.
 func TestWritePain001Refuses(t *testing.T) {
 	t.Parallel()
 	tokyo := mustZone(t, "Asia/Tokyo")
@@ -307,7 +312,8 @@ func TestWritePain001Refuses(t *testing.T) {
 		{"name over 35", func(f *payfile.File) { f.Name = strings.Repeat("n", 36) }, -1, "Name", "GrpHdr/MsgId"},
 		{"no name", func(f *payfile.File) { f.Name = "" }, -1, "Name", "GrpHdr/MsgId"},
 		{"reference in lower case", func(f *payfile.File) { f.Reference = "f0000000000000a1" }, -1, "Reference", "PmtInf/PmtInfId"},
-		{"reference of 17", func(f *payfile.File) { f.Reference = "F0000000000000A12" }, -1, "Reference", "PmtInf/PmtInfId"},
+		{"reference with a hyphen", func(f *payfile.File) { f.Reference = "F0000000-00000A1" }, -1, "Reference", "PmtInf/PmtInfId"},
+		{"reference over 35", func(f *payfile.File) { f.Reference = strings.Repeat("F", 36) }, -1, "Reference", "PmtInf/PmtInfId"},
 		{"no zone", func(f *payfile.File) { f.Location = nil }, -1, "Location", "ReqdExctnDt/Dt"},
 		{"no instant", func(f *payfile.File) { f.CreatedAt = time.Time{} }, -1, "CreatedAt", "GrpHdr/CreDtTm"},
 		{"local mean time's offset of seconds", func(f *payfile.File) {
@@ -325,7 +331,8 @@ func TestWritePain001Refuses(t *testing.T) {
 		{"debtor originator over 35", func(f *payfile.File) { f.Debtor.OriginatorID = strings.Repeat("9", 36) }, -1, "Debtor.OriginatorID", "InitgPty/Id/OrgId/Othr/Id"},
 		{"debtor account type unknown", func(f *payfile.File) { f.Debtor.AccountType = "savings" }, -1, "Debtor.AccountType", "DbtrAcct/Tp/Cd"},
 		{"bank reference twice", func(f *payfile.File) { f.Credits[1].BankReference = f.Credits[0].BankReference }, 1, "BankReference", "PmtId/EndToEndId"},
-		{"bank reference of 18", func(f *payfile.File) { f.Credits[2].BankReference = "PT7K2M9Q4X1B8C3F00" }, 2, "BankReference", "PmtId/EndToEndId"},
+		{"bank reference over 35", func(f *payfile.File) { f.Credits[2].BankReference = strings.Repeat("P", 36) }, 2, "BankReference", "PmtId/EndToEndId"},
+		{"bank reference in lower case", func(f *payfile.File) { f.Credits[2].BankReference = "pt7k2m9q4x1b8c3f" }, 2, "BankReference", "PmtId/EndToEndId"},
 		{"no bank reference", func(f *payfile.File) { f.Credits[0].BankReference = "" }, 0, "BankReference", "PmtId/EndToEndId"},
 		{"zero amount", func(f *payfile.File) { f.Credits[0].AmountMinor = 0 }, 0, "AmountMinor", "Amt/InstdAmt"},
 		{"negative amount", func(f *payfile.File) { f.Credits[1].AmountMinor = -5 }, 1, "AmountMinor", "Amt/InstdAmt"},
@@ -361,17 +368,17 @@ func TestWritePain001Refuses(t *testing.T) {
 			f := audFile(t)
 			tt.modify(&f)
 			data, err := WritePain001(f)
-			var fe *FieldError
+			var fe *payfile.FieldError
 			if !errors.As(err, &fe) {
-				t.Fatalf("WritePain001 = %d bytes, %v; want a *FieldError", len(data), err)
+				t.Fatalf("WritePain001 = %d bytes, %v; want a *payfile.FieldError", len(data), err)
 			}
 			if data != nil {
 				t.Errorf("WritePain001 refused and wrote %d bytes", len(data))
 			}
-			got := [3]any{fe.Credit, fe.Field, fe.Element}
-			want := [3]any{tt.wantCredit, tt.wantField, tt.wantElement}
+			got := [4]any{fe.Format, fe.Credit, fe.Field, strings.HasSuffix(fe.Problem, " ["+tt.wantElement+"]")}
+			want := [4]any{payfile.Pain001, tt.wantCredit, tt.wantField, true}
 			if got != want {
-				t.Errorf("FieldError %v (%v), want credit, field, element %v", got, err, want)
+				t.Errorf("FieldError %v (%v), want format, credit, field, element %v %s", got, err, want, tt.wantElement)
 			}
 			if tt.wantCredit >= 0 && (fe.BankReference == "" && f.Credits[tt.wantCredit].BankReference != "") {
 				t.Errorf("FieldError %v does not name the bank reference", err)
