@@ -93,6 +93,30 @@ func textProblem(s string, max int, multiline bool) string {
 	return ""
 }
 
+// NameProblem says what is wrong with s as a name pain.001 carries (the
+// creditor's Cdtr/Nm, the remitter's UltmtDbtr/Nm: at most 140 characters,
+// no control characters), or "" when nothing is. The rail calls it when a
+// payout is created, so that a name the file cannot hold is refused there
+// (422 naming the field) rather than failing its transfer at the cut-off.
+// Unlike ABA and Zengin, pain.001 cuts no name to a field, so it judges
+// length.
+func NameProblem(s string) string {
+	return textProblem(s, max140Text, false)
+}
+
+// DescriptionProblem says what is wrong with s as a transfer's remittance
+// information (RmtInf/Ustrd: at most 140 characters, no control characters
+// but tab, CR and LF), or "" when nothing is; an empty description is left
+// out of the file. A payout's description may have up to 255 characters, so
+// the rail calls it when a payout is created for a method a pain001 rail
+// serves, for the reason NameProblem says.
+func DescriptionProblem(s string) string {
+	if s == "" {
+		return ""
+	}
+	return textProblem(s, max140Text, true)
+}
+
 // referenceProblem says why s cannot be a bank or file reference, or "".
 func referenceProblem(s string) string {
 	if !referencePattern.MatchString(s) {
