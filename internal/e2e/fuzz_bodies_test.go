@@ -42,6 +42,7 @@ var countedTables = []string{
 	"portal_sessions", "portal_login_failures", "portal_invites", "audit_log",
 	"settlement_configs", "settlements", "gateway_payments", "treasury_submissions", "transfers", "payin_links",
 	"reports", "report_signing_keys",
+	"rails", "rail_methods", "bank_files", "operator_audit",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

@@ -57,7 +57,9 @@ func (s *Service) process(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 
 // submitJob hands a processing payout's transactions to the rail. It runs in
 // the transaction that marks them submitted, so each reaches the rail once
-// (a rolled-back run is made again, with the same keys).
+// (a rolled-back run is made again, with the same keys). Each transaction
+// gets its bank reference there (CONTRACT §17, §25): null on its record
+// until it is handed to a rail.
 func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job, ref ref) error {
 	r, now, err := s.jobPayout(ctx, tx, j, ref, false)
 	if err != nil || r.status != Processing {
@@ -71,12 +73,17 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job, ref re
 		if err := json.Unmarshal([]byte(t.params), &params); err != nil {
 			return fmt.Errorf("payout transaction %s params: %w", t.uuid, err)
 		}
-		if err := s.rail.Submit(ctx, tx, rail.Transfer{Key: t.uuid, MerchantID: r.merchantID, Method: r.method,
-			Currency: r.currency, AmountMinor: t.amount, Params: params, At: now}); err != nil {
+		reference, err := rail.DrawReference(ctx, tx, s.rail, r.merchantID, r.currency, r.method)
+		if err != nil {
 			return err
 		}
-		if err := tx.Send(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1 WHERE uuid = $2 AND merchant_id = $3`,
-			now.UnixMilli(), t.uuid, r.merchantID); err != nil {
+		if err := s.rail.Submit(ctx, tx, rail.Transfer{Key: t.uuid, MerchantID: r.merchantID, Method: r.method,
+			Currency: r.currency, AmountMinor: t.amount, Params: params, At: now, BankReference: reference,
+			Payee: t.payee(), Description: r.description}); err != nil {
+			return err
+		}
+		if err := tx.Send(ctx, `UPDATE payout_transactions SET submitted_at = $1, updated_at = $1, bank_reference = $2 WHERE uuid = $3 AND merchant_id = $4`,
+			now.UnixMilli(), reference, t.uuid, r.merchantID); err != nil {
 			return fmt.Errorf("submit payout transaction %s: %w", t.uuid, err)
 		}
 	}

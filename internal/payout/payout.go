@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"payd/internal/clock"
@@ -113,6 +114,7 @@ type Transaction struct {
 	ExternalID         *string        `json:"external_id"`
 	PayoutMethodParams map[string]any `json:"payout_method_params"`
 	BalanceID          string         `json:"balance_id" doc:"The transaction's balance record (transaction_type payout) in balance history."`
+	BankReference      *string        `json:"bank_reference" doc:"What the bank and the recipient's statement name the transaction by (16 upper-case letters and digits; 10 digits when a zengin bank-file rail pays it), given when the transaction is handed to a rail; null before (a held, scheduled or just created payout)."`
 }
 
 // Service runs payouts.
@@ -191,7 +193,12 @@ type txRow struct {
 	failureReason              string
 	balanceID                  string
 	submittedAt                *int64
+	bankReference              *string
 }
+
+// payee is the recipient's name as the payout gives it, for a method whose
+// parameters name no account holder (a PayID).
+func (t txRow) payee() string { return strings.TrimSpace(t.firstName + " " + t.lastName) }
 
 const rowColumns = `id, uuid, merchant_id, account_id, api_version, method, currency, description, status, total_amount,
 	total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by, created_by_user,
@@ -268,12 +275,13 @@ func (s *Service) lock(ctx context.Context, tx *store.Tx, merchantID, uuid strin
 	return r, nil
 }
 
-const txColumns = `uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status, failure_reason, balance_id, submitted_at`
+const txColumns = `uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status, failure_reason, balance_id, submitted_at,
+	bank_reference`
 
 func scanTransaction(sc interface{ Scan(...any) error }) (txRow, error) {
 	var t txRow
 	err := sc.Scan(&t.uuid, &t.seq, &t.firstName, &t.lastName, &t.email, &t.externalID, &t.amount, &t.fee, &t.params,
-		&t.status, &t.failureReason, &t.balanceID, &t.submittedAt)
+		&t.status, &t.failureReason, &t.balanceID, &t.submittedAt, &t.bankReference)
 	return t, err
 }
 
@@ -331,7 +339,7 @@ func (r row) view() Payout {
 		p.PayoutTransactions = append(p.PayoutTransactions, Transaction{
 			UUID: t.uuid, FirstName: t.firstName, LastName: t.lastName, Email: t.email,
 			Amount: money.StringOf(t.amount, c), Fee: money.StringOf(t.fee, c), Status: t.status, FailureReason: t.failureReason,
-			ExternalID: t.externalID, PayoutMethodParams: params, BalanceID: t.balanceID,
+			ExternalID: t.externalID, PayoutMethodParams: params, BalanceID: t.balanceID, BankReference: t.bankReference,
 		})
 	}
 	return p

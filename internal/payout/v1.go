@@ -48,6 +48,7 @@ type V1TxRecord struct {
 	Status        TxStatus     `json:"status" enum:"pending,done,failed"`
 	FailureReason string       `json:"failure_reason"`
 	BalanceID     string       `json:"balance_id"`
+	BankReference *string      `json:"bank_reference" doc:"What the bank and the recipient's statement name the transaction by (16 upper-case letters and digits), given when the transaction is handed to a rail; null before."`
 }
 
 // CreateV1 accepts a payout made through the v1 API (CONTRACT §6): r is the
@@ -160,7 +161,7 @@ func (r row) v1View() V1Payout {
 		CreatedAt: v2.CreatedAt, UpdatedAt: v2.UpdatedAt}
 	for _, t := range v2.PayoutTransactions {
 		rec := V1TxRecord{UUID: t.UUID, Payee: t.FirstName, Email: t.Email, Amount: t.Amount, Fee: t.Fee, Status: t.Status,
-			FailureReason: t.FailureReason, BalanceID: t.BalanceID}
+			FailureReason: t.FailureReason, BalanceID: t.BalanceID, BankReference: t.BankReference}
 		rec.Address, _ = t.PayoutMethodParams["address"].(string)
 		str := func(k string) *string {
 			if v, ok := t.PayoutMethodParams[k].(string); ok {

@@ -27,6 +27,36 @@ type Transfer struct {
 	Params      map[string]any
 	// At is the time on the merchant's clock the transfer is handed over.
 	At time.Time
+	// BankReference names the transfer to the bank and in what the bank
+	// reports of it (CONTRACT §17, §25), drawn by DrawReference.
+	BankReference string
+	// Payee is the recipient's name where Params has no account_name (a
+	// PayID's owner, as the payout names them).
+	Payee string
+	// Description is what the recipient's statement shows of the payment
+	// (a payout's description, a transfer's).
+	Description string
+}
+
+// The methods of the transfers that are no payout's: Transfer.Method of a
+// settlement to a bank account and of an external transfer. A rail names
+// them in the plural (RailMethod).
+const (
+	SettlementMethod = "settlement"
+	TransferMethod   = "transfer"
+)
+
+// RailMethod is the name a rail serves a transfer's method by (CONTRACT
+// §25): a payout method's code, settlements (the merchant's settlements in
+// the rail's currency) or transfers (its external transfers).
+func RailMethod(method string) string {
+	switch method {
+	case SettlementMethod:
+		return "settlements"
+	case TransferMethod:
+		return "transfers"
+	}
+	return method
 }
 
 // Outcome is a rail's final word on a transfer.

@@ -56,15 +56,24 @@ func (s *Sandbox) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}
-	err = tx.Send(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at)
-		VALUES ($1, $2, 'sandbox', $3, $4, $5, $6, 1, $7)
+	err = tx.Send(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at, bank_reference)
+		VALUES ($1, $2, 'sandbox', $3, $4, $5, $6, 1, $7, $8)
 		ON CONFLICT (merchant_id, key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
-		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), t.At.UnixMilli())
+		t.Key, t.MerchantID, t.Method, t.Currency, t.AmountMinor, string(params), t.At.UnixMilli(), nullable(t.BankReference))
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}
 	return job.Enqueue(ctx, tx, s.queue, jobSandboxOutcome, sandboxRef{Key: t.Key, MerchantID: t.MerchantID},
 		job.Options{ClockOf: t.MerchantID, RunAt: t.At.Add(s.Delay), UniqueKey: jobSandboxOutcome.String() + ":" + t.Key})
+}
+
+// nullable is s, or NULL when it is empty (a column whose unique key
+// leaves NULLs out).
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // sandboxRef is the payload of jobSandboxOutcome.

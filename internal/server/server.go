@@ -28,6 +28,7 @@ import (
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/rail"
+	"payd/internal/rail/bankfile"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
@@ -71,6 +72,11 @@ type Config struct {
 	// Analyze has Serve keep payd's tables analyzed (store.AnalyzeStale)
 	// when the PostgreSQL server's autovacuum is off (--analyze auto).
 	Analyze bool
+	// BankChannel opens the bank-file rails' outboxes.
+	BankChannel bankfile.Opener
+	// BankFileKillAt kills the process at a step of a cut-off or a delivery
+	// (the crash tests; PAYD_TEST_BANKFILE_KILL).
+	BankFileKillAt bankfile.Step
 }
 
 // Server is a running payd's parts.
@@ -92,6 +98,7 @@ type Server struct {
 	Reports     *report.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
+	Files       *bankfile.Files
 	Pages       *web.Pages
 	API         *httpapi.API
 	Metrics     *httpapi.Metrics
@@ -169,18 +176,24 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Payins = payin.NewService(payin.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Contacts: s.Contacts, PublicURL: cfg.PublicURL, LinkKey: linkKey})
-	var network rail.Rail = rail.None{}
-	if cfg.Env == httpapi.Sandbox {
-		network = rail.NewSandbox(s.Queue)
-	} else {
-		cfg.Log.Warn("no payment network is configured: payouts wait in processing until one is")
-	}
 	banks, err := bank.Load()
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	s.Banks = banks
+	// A transfer goes to the bank-file rail when a rail in the database
+	// serves its currency and method (payd rail set), else to the
+	// deployment's network: the sandbox's, or none in production.
+	var other rail.Rail = rail.None{}
+	if cfg.Env == httpapi.Sandbox {
+		other = rail.NewSandbox(s.Queue)
+	} else {
+		cfg.Log.Warn("payouts, settlements and transfers that no bank-file rail serves (payd rail set) wait in processing: production has no other payment network")
+	}
+	s.Files = bankfile.New(bankfile.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Banks: banks, Writers: bankfile.FormatWriters(),
+		Open: cfg.BankChannel, KillAt: cfg.BankFileKillAt})
+	network := rail.NewRouter(s.Files, other)
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
@@ -266,6 +279,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() { s.Queue.Run(workCtx, s.cfg.Workers) })
 	wg.Go(func() { s.schedulePeriodic(workCtx) })
 	wg.Go(func() { s.Webhooks.Run(workCtx) })
+	wg.Go(func() { s.Files.Run(workCtx) })
 	if s.cfg.Analyze {
 		wg.Go(func() { s.keepStatistics(workCtx) })
 	}
@@ -368,4 +382,15 @@ func (s *Server) registerGauges() {
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
 	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).", gauge(s.Queue.Queued))
+	s.Metrics.GaugeFunc("payd_bankfile_transfers_waiting", "Transfers handed to a bank-file rail that wait for its next cut-off, on every rail.", gauge(s.Files.Waiting))
+	s.Metrics.GaugeFunc("payd_bankfile_last_delivery_timestamp_seconds", "When a bank file was last delivered to its outbox, on any rail (Unix seconds; 0 before the first).",
+		func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			at, err := s.Files.LastDelivery(ctx)
+			if err != nil {
+				return -1
+			}
+			return at
+		})
 }

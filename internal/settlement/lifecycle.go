@@ -117,16 +117,25 @@ type row struct {
 	status                                                             Status
 	frequency                                                          Frequency
 	treasuryID, completedAt                                            sql.NullInt64
-	eodDate, failure                                                   sql.NullString
+	eodDate, failure, bankReference                                    sql.NullString
+}
+
+// reference is the settlement's reference: its local date when it is an
+// end-of-day settlement, its uuid otherwise.
+func (r row) reference() string {
+	if r.eodDate.Valid {
+		return r.eodDate.String
+	}
+	return r.uuid
 }
 
 const rowColumns = `uuid, merchant_id, currency, balance_id, beneficiary, endpoint_url, authorization_header, account_id, amount, fee,
-	created_at, updated_at, status, frequency, treasury_account_id, completed_at, eod_date, failure_reason`
+	created_at, updated_at, status, frequency, treasury_account_id, completed_at, eod_date, failure_reason, bank_reference`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := sc.Scan(&r.uuid, &r.merchantID, &r.currency, &r.balanceID, &r.beneficiary, &r.endpoint, &r.auth, &r.accountID, &r.amount, &r.fee,
-		&r.createdAt, &r.updatedAt, &r.status, &r.frequency, &r.treasuryID, &r.completedAt, &r.eodDate, &r.failure)
+		&r.createdAt, &r.updatedAt, &r.status, &r.frequency, &r.treasuryID, &r.completedAt, &r.eodDate, &r.failure, &r.bankReference)
 	return r, err
 }
 
@@ -136,12 +145,12 @@ func (r row) view() (Settlement, error) {
 		return Settlement{}, fmt.Errorf("settlement %s: %w", r.uuid, err)
 	}
 	v := Settlement{UUID: r.uuid, Currency: r.currency, Amount: money.StringOf(r.amount, c), Fee: money.StringOf(r.fee, c),
-		Status: r.status, Frequency: r.frequency, BalanceID: r.balanceID, Reference: r.uuid, CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
+		Status: r.status, Frequency: r.frequency, BalanceID: r.balanceID, Reference: r.reference(), CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}}
+	if r.bankReference.Valid {
+		v.BankReference = &r.bankReference.String
+	}
 	if err := json.Unmarshal([]byte(r.beneficiary), &v.Beneficiary); err != nil {
 		return Settlement{}, fmt.Errorf("settlement %s: beneficiary: %w", r.uuid, err)
-	}
-	if r.eodDate.Valid {
-		v.Reference = r.eodDate.String
 	}
 	if r.completedAt.Valid {
 		v.CompletedAt = &clock.Time{T: clock.FromMillis(r.completedAt.Int64)}
@@ -218,11 +227,18 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, merchantID string, a
 	if cfg.WebhookNotification != nil {
 		endpoint, auth = cfg.WebhookNotification.EndpointURL, cfg.WebhookNotification.AuthorizationHeader
 	}
+	// Every settlement has its bank reference from its creation (CONTRACT
+	// §25), into a treasury account too: what the beneficiary's statement
+	// shows, and what reconciliation matches.
+	reference, err := rail.DrawReference(ctx, tx, s.rail, merchantID, acc.Currency, rail.SettlementMethod)
+	if err != nil {
+		return row{}, err
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settlements (uuid, merchant_id, account_id, currency, amount, fee, status, frequency, beneficiary,
-		treasury_account_id, balance_id, eod_date, endpoint_url, authorization_header, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+		treasury_account_id, balance_id, eod_date, endpoint_url, authorization_header, created_at, updated_at, bank_reference)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)`,
 		uuid, merchantID, acc.ID, acc.Currency, amount, fee, string(Processing), string(freq), string(beneficiary), treasury, rec.ID, eod,
-		endpoint, auth, now.UnixMilli()); err != nil {
+		endpoint, auth, now.UnixMilli(), reference); err != nil {
 		return row{}, fmt.Errorf("store settlement: %w", err)
 	}
 	r, err := s.get(ctx, tx, merchantID, uuid)
@@ -254,8 +270,12 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, r *row, now time.Ti
 	if err := json.Unmarshal([]byte(r.beneficiary), &b); err != nil || b.ExternalBankAccount == nil {
 		return fmt.Errorf("settlement %s: no beneficiary", r.uuid)
 	}
-	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + r.uuid, MerchantID: r.merchantID, Method: "settlement",
-		Currency: r.currency, AmountMinor: r.amount, Params: b.ExternalBankAccount.RailParams(), At: now})
+	if !r.bankReference.Valid {
+		return fmt.Errorf("settlement %s: no bank reference", r.uuid)
+	}
+	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + r.uuid, MerchantID: r.merchantID, Method: rail.SettlementMethod,
+		Currency: r.currency, AmountMinor: r.amount, Params: b.ExternalBankAccount.RailParams(), At: now,
+		BankReference: r.bankReference.String, Description: "Settlement " + r.reference()})
 }
 
 // fundedJob ends a settlement's funding check.

@@ -208,6 +208,7 @@ type Settlement struct {
 	Beneficiary   Beneficiary  `json:"beneficiary" doc:"As configured when the settlement was submitted."`
 	BalanceID     string       `json:"balance_id"`
 	Reference     string       `json:"reference" doc:"The local date of an end-of-day settlement; the uuid otherwise."`
+	BankReference *string      `json:"bank_reference" doc:"What the bank and the beneficiary's statement name the settlement by, from its creation (16 upper-case letters and digits; 10 digits when a zengin bank-file rail serves the account's settlements); null only on settlements made before payd gave references."`
 	CreatedAt     clock.Time   `json:"created_at"`
 	CompletedAt   *clock.Time  `json:"completed_at"`
 	FailureReason *string      `json:"failure_reason"`

@@ -24,20 +24,20 @@ type row struct {
 	toAccountID                                                   sql.NullInt64
 	toKind, toNumber, toPublicID                                  sql.NullString
 	completedAt                                                   sql.NullInt64
-	failure                                                       sql.NullString
+	failure, bankReference                                        sql.NullString
 }
 
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
 	var r row
 	err := q.QueryRowContext(ctx, `SELECT t.uuid, t.merchant_id, t.currency, t.description, t.bank_account, t.endpoint_url, t.authorization_header,
 		t.amount, t.created_at, t.status, t.from_account_id, f.kind, f.account_number, COALESCE(f.public_id, ''),
-		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason
+		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason, t.bank_reference
 		FROM transfers t JOIN accounts f ON f.merchant_id = t.merchant_id AND f.id = t.from_account_id
 		LEFT JOIN accounts d ON d.merchant_id = t.merchant_id AND d.id = t.to_account_id
 		WHERE t.uuid = $1 AND t.merchant_id = $2`, uuid, merchantID).
 		Scan(&r.uuid, &r.merchantID, &r.currency, &r.description, &r.bank, &r.endpoint, &r.auth, &r.amount, &r.createdAt, &r.status,
 			&r.fromAccountID, &r.fromKind, &r.fromNumber, &r.fromPublicID, &r.toAccountID, &r.toKind, &r.toNumber, &r.toPublicID,
-			&r.completedAt, &r.failure)
+			&r.completedAt, &r.failure, &r.bankReference)
 	if isNoRows(err) {
 		return row{}, fault.NotFoundf("no transfer %s", uuid)
 	}
@@ -75,6 +75,9 @@ func (r row) view() (Transfer, error) {
 	}
 	if r.failure.Valid {
 		v.FailureReason = &r.failure.String
+	}
+	if r.bankReference.Valid {
+		v.BankReference = &r.bankReference.String
 	}
 	return v, nil
 }

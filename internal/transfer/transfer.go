@@ -109,6 +109,7 @@ type Transfer struct {
 	CreatedAt     clock.Time   `json:"created_at"`
 	CompletedAt   *clock.Time  `json:"completed_at"`
 	FailureReason *string      `json:"failure_reason"`
+	BankReference *string      `json:"bank_reference" doc:"What the bank and the beneficiary's statement name an external transfer by, from its creation (16 upper-case letters and digits; 10 digits when a zengin bank-file rail serves the currency's transfers); null for a transfer between the merchant's own accounts."`
 }
 
 // Party is one end of a transfer: one of the merchant's accounts, or a bank account.
@@ -207,18 +208,24 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		}}); err != nil {
 		return Transfer{}, err
 	}
-	var toID any
+	var toID, reference any
 	bank := ""
 	if to.ID != 0 {
 		toID = to.ID
 	} else {
 		raw, _ := json.Marshal(r.ExternalBankAccount)
 		bank = string(raw)
+		// An external transfer has its bank reference from its creation
+		// (CONTRACT §25); an internal one never leaves payd.
+		if reference, err = rail.DrawReference(ctx, tx, s.rail, p.MerchantID, currency, rail.TransferMethod); err != nil {
+			return Transfer{}, err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO transfers (uuid, merchant_id, currency, amount, description, from_account_id, to_account_id,
-		bank_account, status, endpoint_url, authorization_header, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		bank_account, status, endpoint_url, authorization_header, created_at, updated_at, bank_reference)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)`,
 		rec.ID, p.MerchantID, currency, amount, strings.TrimSpace(r.Description), from.ID, toID, bank, string(Processing),
-		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
+		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli(), reference); err != nil {
 		return Transfer{}, fmt.Errorf("store transfer: %w", err)
 	}
 	t, err := s.get(ctx, tx, p.MerchantID, rec.ID)
@@ -228,12 +235,31 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err := s.emit(ctx, tx, t, now); err != nil {
 		return Transfer{}, err
 	}
-	if !s.sandbox {
+	release, err := s.released(ctx, t)
+	if err != nil {
+		return Transfer{}, err
+	}
+	if release {
 		if err := job.Enqueue(ctx, tx, s.queue, jobRelease, ref{MerchantID: p.MerchantID, UUID: rec.ID}, job.Options{ClockOf: p.MerchantID, RunAt: now}); err != nil {
 			return Transfer{}, err
 		}
 	}
 	return t.view()
+}
+
+// released reports whether a new transfer is sent on by itself (its release
+// job): every transfer in production; in the sandbox, which simulates
+// transfers' outcomes, only an external one that a bank-file rail serves
+// (CONTRACT §17: a rail set on a sandbox works as in production).
+func (s *Service) released(ctx context.Context, t row) (bool, error) {
+	if !s.sandbox {
+		return true, nil
+	}
+	if t.toAccountID.Valid {
+		return false, nil
+	}
+	format, err := rail.FileFormatOf(ctx, s.rail, t.currency, rail.TransferMethod)
+	return format != "", err
 }
 
 // ends resolves where a transfer's money leaves from and goes to (to.ID is
@@ -285,8 +311,11 @@ func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, _ job.Job, rf re
 	if err := json.Unmarshal([]byte(t.bank), &b); err != nil {
 		return fmt.Errorf("transfer %s: bank account: %w", t.uuid, err)
 	}
-	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + t.uuid, MerchantID: t.merchantID, Method: "transfer", Currency: t.currency,
-		AmountMinor: t.amount, Params: b.RailParams(), At: now})
+	if !t.bankReference.Valid {
+		return fmt.Errorf("transfer %s: no bank reference", t.uuid)
+	}
+	return s.rail.Submit(ctx, tx, rail.Transfer{Key: keyPrefix + t.uuid, MerchantID: t.merchantID, Method: rail.TransferMethod, Currency: t.currency,
+		AmountMinor: t.amount, Params: b.RailParams(), At: now, BankReference: t.bankReference.String, Description: t.description})
 }
 
 // outcome applies the rail's word on an external transfer.

@@ -17,9 +17,14 @@ import (
 //     shard group and a transaction of one merchant is routed to one node;
 //   - global_keys is distributed by its key (store's keys.go), so a lookup of a
 //     key is routed to the key's shard;
-//   - the rest stays on the coordinator: secrets, the throttles' counters and
-//     schema_migrations. (The job queue did until migration 0023 keyed it by
-//     merchant: a transaction that enqueued a job committed in two phases.)
+//   - the rest stays on the coordinator: secrets, the throttles' counters,
+//     schema_migrations, and the operator records of CONTRACT §25, which
+//     belong to no merchant (migration 0027: rails, rail_methods,
+//     bank_files, operator_audit; read and written by operator commands
+//     and a rail's cut-off, never by a merchant's transaction, so that a
+//     payout's hand-over to a rail stays on its merchant's node). (The job
+//     queue did until migration 0023 keyed it by merchant: a transaction
+//     that enqueued a job committed in two phases.)
 //
 // It runs again after every Apply and does only what is not done. On
 // plain PostgreSQL and SQLite nothing happens.

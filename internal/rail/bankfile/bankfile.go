@@ -1,0 +1,312 @@
+// Package bankfile is the bank-file rail (CONTRACT §17, §25): production
+// money out through the operator's bank. Transfers handed to it wait, in
+// their merchant's rail_submissions rows, for their rail's next cut-off;
+// at each cut-off one file holds every transfer handed to the rail before
+// it (none: no file), written in the rail's format, stored whole with its
+// SHA-256 in the cut-off's transaction, then delivered to the rail's outbox
+// and retried with backoff until it is (written, then delivered). A
+// transfer is in exactly one file, ever: the cut-off takes it out of the
+// waiting set in the transaction that stores the file.
+//
+// The rails (payd rail set|list|unset) are operator records in the
+// database, so every process sees the same set; Files reads them again at
+// most CacheTTL after the last read, so a set or unset is seen by every
+// process within that bound.
+//
+// # Why a loop, not jobs
+//
+// Cut-offs and deliveries run in a loop that payd serve starts (Run, like
+// server's keepStatistics), not as jobs: the job queue's lanes are per
+// merchant and a job belongs to one, while a rail serves many merchants and
+// its files belong to none. Every process runs the loop; a rail's cut-off
+// is made by one process at a time (its key's lock, store.Tx.TryLockKey,
+// in the cut-off's transaction), and so is its delivery (the same kind of
+// lock in the delivery's transaction on PostgreSQL, whose holder is a live
+// process: a killed one's lock goes with its connection). The loop follows
+// the real clock: a rail serves many merchants, none of whose test clocks
+// it could follow.
+//
+// # Crashes
+//
+// A cut-off re-run after a crash writes the same file: its rows are the
+// transfers still waiting that were handed over before the cut-off's
+// instant, in bank-reference order; its name comes from the cut-off's
+// local date and the files of that day so far; its file reference from its
+// name; its CreatedAt is the cut-off's instant. Nothing of it is kept
+// until its transaction commits, and then everything is (the file's bytes
+// too), so a crash before leaves nothing and one after leaves a written
+// file that the next delivery puts, under the same name: an outbox's Put is
+// atomic and idempotent. The steps can be killed on purpose for the tests
+// that prove it (Deps.KillAt).
+package bankfile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"payd/internal/bank"
+	"payd/internal/clock"
+	"payd/internal/payfile"
+	"payd/internal/rail"
+	"payd/internal/store"
+)
+
+// Writer writes a file in one format (aba.Write, zengin.Write,
+// iso20022.WritePain001): the same File always makes the same bytes.
+type Writer func(payfile.File) ([]byte, error)
+
+// Outbox is where a rail's files are put: bankchannel's Endpoint, as the
+// delivery uses it. Put is atomic (the file appears whole under its name or
+// not at all) and idempotent (the same name and bytes again is no error).
+type Outbox interface {
+	Put(ctx context.Context, name string, content []byte) error
+	Close() error
+}
+
+// Keys are a rail's SFTP credentials: its private key and the known_hosts
+// file that pins the server's host key.
+type Keys struct {
+	SFTPKey, SFTPKnownHosts string
+}
+
+// Opener opens a rail's outbox (dir:PATH or sftp://…).
+type Opener func(ctx context.Context, url string, keys Keys) (Outbox, error)
+
+// Banks is the Zengin directory, for the kana names of a Zengin file.
+type Banks interface {
+	Branch(bankCode, branchCode string) (bank.Branch, error)
+}
+
+// Step is a point of a cut-off or a delivery at which Deps.KillAt kills the
+// process, for the tests that prove a crash there loses nothing and
+// repeats nothing.
+type Step string
+
+const (
+	// StepBuilt: the file's bytes are made, its transaction not committed.
+	StepBuilt Step = "built"
+	// StepWritten: the cut-off committed, the file not yet delivered.
+	StepWritten Step = "written"
+	// StepUploading: the delivery is claimed, the upload not started.
+	StepUploading Step = "uploading"
+	// StepUploaded: the outbox holds the file, its delivery not recorded.
+	StepUploaded Step = "uploaded"
+)
+
+// Deps are what Files needs.
+type Deps struct {
+	DB *store.DB
+	// Clock is the real clock in production: cut-offs and hand-over times
+	// follow it, never a merchant's test clock.
+	Clock clock.Clock
+	Log   *slog.Logger
+	Banks Banks
+	// Writers are the formats' writers.
+	Writers map[payfile.Format]Writer
+	// Open opens an outbox.
+	Open Opener
+	// CacheTTL bounds how long a set or unset rail takes to be seen by
+	// this process (default DefaultCacheTTL).
+	CacheTTL time.Duration
+	// RetryBase is the delay before a failed delivery's first retry,
+	// doubled each time up to maxRetryDelay (default DefaultRetryBase).
+	RetryBase time.Duration
+	// KillAt, when set, has the process kill itself with SIGKILL at that
+	// step (the end-to-end crash tests; PAYD_TEST_BANKFILE_KILL).
+	KillAt Step
+}
+
+// Defaults of Deps.
+const (
+	DefaultCacheTTL  = time.Second
+	DefaultRetryBase = 5 * time.Second
+	maxRetryDelay    = 10 * time.Minute
+	// uploadTimeout bounds one delivery attempt.
+	uploadTimeout = time.Minute
+)
+
+// Files is the bank-file rail: rail.Rail for the transfers a rail in the
+// database serves, and their cut-offs and deliveries.
+type Files struct {
+	Deps
+	mu sync.Mutex
+	// served maps a (currency, method) key to the rail that serves it,
+	// read at readAt.
+	served map[string]Rail
+	readAt time.Time
+	// handlers hear outcomes, by key prefix (rail.Rail's Listen).
+	handlers map[string]rail.OutcomeHandler
+	// remitters caches merchants' names (they do not change).
+	remitters sync.Map
+}
+
+// New returns the bank-file rail.
+func New(d Deps) *Files {
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.CacheTTL <= 0 {
+		d.CacheTTL = DefaultCacheTTL
+	}
+	if d.RetryBase <= 0 {
+		d.RetryBase = DefaultRetryBase
+	}
+	return &Files{Deps: d, handlers: map[string]rail.OutcomeHandler{}}
+}
+
+func servedKey(currency, method string) string { return currency + "\x00" + method }
+
+// serving is the rail that serves (currency, method) now, read from the
+// database when the last read is older than CacheTTL.
+func (f *Files) serving(ctx context.Context, currency, method string) (Rail, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.served == nil || time.Since(f.readAt) >= f.CacheTTL {
+		rails, err := readRails(ctx, f.DB.Read(), false)
+		if err != nil {
+			return Rail{}, false, err
+		}
+		served := map[string]Rail{}
+		for _, r := range rails {
+			for _, m := range r.Methods {
+				served[servedKey(r.Currency, m)] = r
+			}
+		}
+		f.served, f.readAt = served, time.Now()
+	}
+	r, ok := f.served[servedKey(currency, rail.RailMethod(method))]
+	return r, ok, nil
+}
+
+// Forget drops what Files knows of the rails, so that the next question
+// reads them (a test that sets a rail and uses it at once).
+func (f *Files) Forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.served = nil
+}
+
+// FileFormat is the format of the rail that serves (currency, method), or
+// "" when none does (rail.FileFormats).
+func (f *Files) FileFormat(ctx context.Context, currency, method string) (payfile.Format, error) {
+	r, ok, err := f.serving(ctx, currency, method)
+	if err != nil || !ok {
+		return "", err
+	}
+	return r.Format, nil
+}
+
+// Listen sets where the outcomes of keys beginning with prefix go.
+func (f *Files) Listen(prefix string, h rail.OutcomeHandler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers[prefix] = h
+}
+
+// handler is the listener of key: the one with the longest matching prefix.
+func (f *Files) handler(key string) rail.OutcomeHandler {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best rail.OutcomeHandler
+	bestLen := -1
+	for prefix, h := range f.handlers {
+		if strings.HasPrefix(key, prefix) && len(prefix) > bestLen {
+			best, bestLen = h, len(prefix)
+		}
+	}
+	return best
+}
+
+// Submit records t as waiting for the next cut-off of the rail that serves
+// it, in tx (the caller's, which records the hand-over): one row per Key,
+// a second Submit of the same Key counted and changing nothing else. Its
+// hand-over time is the real clock's.
+func (f *Files) Submit(ctx context.Context, tx *store.Tx, t rail.Transfer) error {
+	r, ok, err := f.serving(ctx, t.Currency, t.Method)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	if !ok {
+		return fmt.Errorf("submit %s: no bank-file rail serves %s %s (unset since it was routed)", t.Key, t.Currency, rail.RailMethod(t.Method))
+	}
+	if !rail.ValidReference(r.Format, t.BankReference) {
+		return fmt.Errorf("submit %s: bank reference %q is not one of a %s rail", t.Key, t.BankReference, r.Format)
+	}
+	remitter, err := f.remitter(ctx, t.MerchantID)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	params, err := json.Marshal(t.Params)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	err = tx.Send(ctx, `INSERT INTO rail_submissions (key, merchant_id, rail, method, currency, amount, params, attempts, created_at,
+		bank_reference, waiting, handed_at, payee, description, remitter)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (merchant_id, key) DO UPDATE SET attempts = rail_submissions.attempts + 1`,
+		t.Key, t.MerchantID, r.Name, t.Method, t.Currency, t.AmountMinor, string(params), t.At.UnixMilli(),
+		t.BankReference, true, f.Clock.Now().UnixMilli(), t.Payee, t.Description, remitter)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", t.Key, err)
+	}
+	return nil
+}
+
+// remitter is the merchant's name, which a file shows its recipients as who
+// paid (the ABA remitter name cuts it to 16).
+func (f *Files) remitter(ctx context.Context, merchantID string) (string, error) {
+	if v, ok := f.remitters.Load(merchantID); ok {
+		return v.(string), nil
+	}
+	var name string
+	if err := f.DB.Read().QueryRowContext(ctx, `SELECT name FROM merchants WHERE id = $1`, merchantID).Scan(&name); err != nil {
+		return "", fmt.Errorf("read the name of merchant %s: %w", merchantID, err)
+	}
+	f.remitters.Store(merchantID, name)
+	return name, nil
+}
+
+// Outcome applies what the bank said of the transfer it knows by
+// bankReference (done, or failed with reason), in tx: the seam the bank's
+// answers come in by (a status report, a statement, payd bankfile
+// outcome). It finds the transfer's merchant and key, and hands the outcome
+// to the listener of the key, which applies it once (an outcome for a
+// transfer that is no longer pending changes nothing there). A reference
+// that names no transfer of a bank-file rail is an error the caller
+// reports.
+func (f *Files) Outcome(ctx context.Context, tx *store.Tx, bankReference string, done bool, reason string) error {
+	merchantID, err := store.KeyOwner(ctx, tx, rail.KeyBankReference, bankReference)
+	if err != nil {
+		return fmt.Errorf("outcome of %s: %w", bankReference, err)
+	}
+	var key string
+	err = tx.QueryRowContext(ctx, `SELECT key FROM rail_submissions WHERE merchant_id = $1 AND bank_reference = $2 AND rail <> 'sandbox'`,
+		merchantID, bankReference).Scan(&key)
+	if err != nil {
+		return fmt.Errorf("outcome of %s: no transfer of a bank-file rail: %w", bankReference, err)
+	}
+	h := f.handler(key)
+	if h == nil {
+		return fmt.Errorf("outcome of %s: nobody listens to %s", bankReference, key)
+	}
+	return h(ctx, tx, rail.Outcome{Key: key, MerchantID: merchantID, Done: done, Reason: reason})
+}
+
+// kill ends the process at step when Deps.KillAt names it.
+func (f *Files) kill(step Step) {
+	if f.KillAt == step {
+		f.Log.Warn("killing the process at a bank-file step (PAYD_TEST_BANKFILE_KILL)", "step", string(step))
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
