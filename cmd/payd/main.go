@@ -49,6 +49,14 @@ func commands() []command {
 		{"treasury review", "approve or reject a treasury account in review", runTreasuryReview},
 		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
 		{"report rotate-key", "sign report links with a new key (links already out stay valid until they expire)", runReportRotateKey},
+		{"rail set", "set a bank-file rail: the methods it pays in its currency, its format, debtor, cut-offs and outbox", runRailSet},
+		{"rail list", "list the bank-file rails, what waits for each and its next cut-off", runRailList},
+		{"rail unset", "stop a rail taking transfers (what waits still goes into its next file)", runRailUnset},
+		{"bankfile list", "list the bank files written", runBankfileList},
+		{"bankfile show", "show a bank file (NAME) and its transfers", runBankfileShow},
+		{"bankfile get", "write a bank file's bytes (NAME) to standard output", runBankfileGet},
+		{"bankfile cut", "make a rail's cut-off now: what waits goes into a file", runBankfileCut},
+		{"audit list", "list the operator audit log: who ran which command that changes something, when", runAuditList},
 	}
 }
 

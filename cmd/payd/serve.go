@@ -16,6 +16,7 @@ import (
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/proxy"
+	"payd/internal/rail/bankfile"
 	"payd/internal/server"
 	"payd/internal/store"
 	"payd/internal/store/dbcopy"
@@ -77,6 +78,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
+		BankFileKillAt: bankfile.Step(env.getenv(killEnv)),
 	})
 	if err != nil {
 		return err

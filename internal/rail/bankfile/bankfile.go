@@ -110,7 +110,7 @@ type Deps struct {
 	Banks Banks
 	// Writers are the formats' writers.
 	Writers map[payfile.Format]Writer
-	// Open opens an outbox.
+	// Open opens an outbox (default OpenChannel).
 	Open Opener
 	// CacheTTL bounds how long a set or unset rail takes to be seen by
 	// this process (default DefaultCacheTTL).
@@ -160,6 +160,9 @@ func New(d Deps) *Files {
 	}
 	if d.RetryBase <= 0 {
 		d.RetryBase = DefaultRetryBase
+	}
+	if d.Open == nil {
+		d.Open = OpenChannel
 	}
 	return &Files{Deps: d, handlers: map[string]rail.OutcomeHandler{}}
 }
@@ -302,10 +305,11 @@ func (f *Files) Outcome(ctx context.Context, tx *store.Tx, bankReference string,
 	return h(ctx, tx, rail.Outcome{Key: key, MerchantID: merchantID, Done: done, Reason: reason})
 }
 
-// kill ends the process at step when Deps.KillAt names it.
-func (f *Files) kill(step Step) {
+// kill ends the process at step when Deps.KillAt names it, saying so in
+// the log first with what the step has (attrs: the file, its SHA-256).
+func (f *Files) kill(step Step, attrs ...any) {
 	if f.KillAt == step {
-		f.Log.Warn("killing the process at a bank-file step (PAYD_TEST_BANKFILE_KILL)", "step", string(step))
+		f.Log.Warn("killing the process at a bank-file step (PAYD_TEST_BANKFILE_KILL)", append([]any{"step", string(step)}, attrs...)...)
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way
 	}

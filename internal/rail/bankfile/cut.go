@@ -70,7 +70,6 @@ func (f *Files) cutDue(ctx context.Context, name string, now time.Time) ([]strin
 		}
 		if res.file != "" {
 			made = append(made, res.file)
-			f.kill(StepWritten)
 		}
 	}
 	return made, nil
@@ -140,8 +139,8 @@ func (f *Files) cut(ctx context.Context, tx *store.Tx, r Rail, at time.Time) (st
 	if err != nil || file.Credits == nil {
 		return "", err
 	}
-	f.kill(StepBuilt)
 	sum := sha256.Sum256(content)
+	f.kill(StepBuilt, "file", name, "sha256", hex.EncodeToString(sum[:]))
 	now := f.Clock.Now().UnixMilli()
 	// global lookup: bank_files are operator records, no merchant's.
 	if err := tx.Send(ctx, `INSERT INTO bank_files (name, rail, day, seq, file_reference, sha256, size, count, total, currency, content,
@@ -150,6 +149,7 @@ func (f *Files) cut(ctx context.Context, tx *store.Tx, r Rail, at time.Time) (st
 		content, string(Written), at.UnixMilli(), now); err != nil {
 		return "", fmt.Errorf("store bank file %s: %w", name, err)
 	}
+	tx.AfterCommit(func() { f.kill(StepWritten, "file", name) })
 	return name, nil
 }
 

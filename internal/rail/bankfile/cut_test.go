@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/iso20022"
 	"payd/internal/payfile"
 	"payd/internal/payfile/aba"
+	"payd/internal/payfile/zengin"
 	"payd/internal/rail"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
@@ -295,6 +297,68 @@ func TestOutcomeByReference(t *testing.T) {
 		}
 		if err := db.Exec(ctx, func(tx *store.Tx) error { return fx.files.Outcome(ctx, tx, "NOSUCHREFERENCE1", true, "") }); err == nil {
 			t.Error("an unknown reference: no error")
+		}
+	})
+}
+
+// TestCutEachFormat: a zengin rail's file (ten-digit references, names
+// made half-width katakana, the directory's kana bank names) and a pain001
+// rail's (a PayID) each read back, by the format's reader, to exactly the
+// transfers handed to the rail.
+func TestCutEachFormat(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		fx := newFixture(t, db, time.Date(2026, 5, 4, 10, 0, 0, 0, sydney))
+		jp, npp := uniqueName("jp"), uniqueName("npp")
+		fx.set(zenginSettings(jp))
+		fx.set(pain001Settings(npp))
+		m := fx.newMerchant("Shop")
+		jpAccount := map[string]any{"bank_code": "0001", "branch_code": "001", "account_number": "7654321", "account_name": "ヤマダ タロウ", "account_type": "ordinary"}
+		refs := []string{
+			fx.handIn("JPY", m, "PAYTX001", "jp_bank_jpy", 12000, jpAccount),
+			fx.handIn("JPY", m, "stl_SETTLE01", rail.SettlementMethod, 50000, jpAccount),
+		}
+		payID := fx.hand(m, "PAYTX002", "au_payid_npp_aud", 700, map[string]any{"pay_id": "jane@example.com", "pay_id_type": "EMAIL"})
+		for _, ref := range refs {
+			if !rail.ValidReference(payfile.Zengin, ref) {
+				t.Errorf("a Zengin bank reference %q is not 10 digits", ref)
+			}
+		}
+		readers := map[payfile.Format]func([]byte) (payfile.File, error){payfile.Zengin: zengin.Read, payfile.Pain001: iso20022.ReadPain001}
+		for _, c := range []struct {
+			rail   string
+			format payfile.Format
+			want   []string
+		}{
+			{jp, payfile.Zengin, []string{refs[0] + " 12000 0001-001 ﾐｽﾞﾎ 7654321 ﾔﾏﾀﾞ ﾀﾛｳ", refs[1] + " 50000 0001-001 ﾐｽﾞﾎ 7654321 ﾔﾏﾀﾞ ﾀﾛｳ"}},
+			{npp, payfile.Pain001, []string{payID + " 700 - jane@example.com Jane Doe"}},
+		} {
+			file := fx.cut(c.rail)
+			if !strings.HasSuffix(file, "."+c.format.Extension()) {
+				t.Errorf("%s file named %q", c.format, file)
+			}
+			content, err := FileContent(ctx, db.Read(), file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := readers[c.format](content)
+			if err != nil {
+				t.Fatalf("the %s file does not read back: %v", c.format, err)
+			}
+			var got []string
+			for _, cr := range read.Credits {
+				where := cr.BankCode + "-" + cr.BranchCode + " " + cr.BankNameKana + " " + cr.Account
+				if cr.PayID != "" {
+					where = "- " + cr.PayID
+				}
+				got = append(got, fmt.Sprintf("%s %d %s %s", cr.BankReference, cr.AmountMinor, where, cr.Name))
+			}
+			slices.Sort(got)
+			slices.Sort(c.want)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s file holds\n%s\nwant\n%s", c.format, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"payd/internal/bankchannel"
 	"payd/internal/store"
 )
 
@@ -76,7 +77,8 @@ type outgoing struct {
 // reports whether the file is delivered now (false when it was already, or
 // another process is delivering it). A failed attempt is recorded with its
 // error and retried later, with a delay that doubles with each attempt
-// (RetryBase up to maxRetryDelay); the error is returned too.
+// (RetryBase up to maxRetryDelay; at once the longest after an error that
+// needs the operator, bankchannel.IsPermanent); the error is returned too.
 //
 // On PostgreSQL the attempt runs inside a transaction holding the rail's
 // delivery lock, so that one process at a time puts a rail's files, and a
@@ -142,9 +144,6 @@ func readOutgoing(ctx context.Context, q store.Querier, name string) (outgoing, 
 
 // put is one attempt to put o into its outbox.
 func (f *Files) put(ctx context.Context, o outgoing) error {
-	if f.Open == nil {
-		return fmt.Errorf("deliver %s: payd has no channel to %s", o.name, o.outbox)
-	}
 	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
 	defer cancel()
 	f.kill(StepUploading)
@@ -171,7 +170,14 @@ func (f *Files) record(ctx context.Context, tx *store.Tx, o outgoing, putErr err
 		return tx.Send(ctx, `UPDATE bank_files SET status = $1, delivered_at = $2, attempts = attempts + 1, last_error = '' WHERE name = $3 AND status = $4`,
 			string(Delivered), now.UnixMilli(), o.name, string(Written))
 	}
-	next := now.Add(f.retryDelay(o.attempts + 1))
+	delay := f.retryDelay(o.attempts + 1)
+	if bankchannel.IsPermanent(putErr) {
+		// Trying again as is cannot help (a host key that is not the
+		// pinned one, a key refused): the operator must act; payd tries
+		// again at the longest delay, so that their fix is taken up.
+		delay = maxRetryDelay
+	}
+	next := now.Add(delay)
 	f.Log.Warn("bank file not delivered", "file", o.name, "rail", o.rail, "attempt", o.attempts+1, "retry_at", next, "err", putErr)
 	msg := putErr.Error()
 	if len(msg) > maxErrorLen {

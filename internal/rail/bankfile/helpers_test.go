@@ -41,6 +41,14 @@ func abaSettings(name string) Settings {
 		Cutoffs: cutoffs, Timezone: "Australia/Sydney", Outbox: "dir:/srv/payd/" + name + "/out", Inbox: "dir:/srv/payd/" + name + "/in"}
 }
 
+// zenginSettings is a zengin rail of JPY bank payouts and settlements.
+func zenginSettings(name string) Settings {
+	cutoffs, _ := ParseCutoffs("10:00")
+	return Settings{Name: name, Format: payfile.Zengin, Currency: "JPY", Methods: []string{"jp_bank_jpy", Settlements},
+		DebtorName: "ﾍﾟｲﾄﾞ", DebtorAccount: "1234567", DebtorBankCode: "0001", DebtorBranchCode: "001", OriginatorID: "1234567890",
+		Cutoffs: cutoffs, Timezone: "Asia/Tokyo", Outbox: "dir:/srv/payd/" + name + "/out", Inbox: "dir:/srv/payd/" + name + "/in"}
+}
+
 // pain001Settings is a pain001 rail of AUD PayID payouts.
 func pain001Settings(name string) Settings {
 	s := abaSettings(name)
@@ -78,7 +86,7 @@ func newFixture(t *testing.T, db *store.DB, now time.Time) *fixture {
 // set sets a rail, as payd rail set does, and has Files see it at once.
 func (fx *fixture) set(s Settings) Rail {
 	fx.t.Helper()
-	r, err := store.Do(context.Background(), fx.db, func(tx *store.Tx) (Rail, error) { return Set(context.Background(), tx, s, fx.clock.Now()) })
+	r, err := store.Do(context.Background(), fx.db, func(tx *store.Tx) (Rail, error) { return fx.files.Set(context.Background(), tx, s) })
 	if err != nil {
 		fx.t.Fatalf("set rail %s: %v", s.Name, err)
 	}
@@ -89,7 +97,7 @@ func (fx *fixture) set(s Settings) Rail {
 // newMerchant creates a merchant with an AUD account.
 func (fx *fixture) newMerchant(name string) string {
 	fx.t.Helper()
-	m, err := fx.merchant.Create(context.Background(), merchant.CreateParams{Name: name, Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD"}})
+	m, err := fx.merchant.Create(context.Background(), merchant.CreateParams{Name: name, Country: "AU", Timezone: "Australia/Sydney", Currencies: []string{"AUD", "JPY"}})
 	if err != nil {
 		fx.t.Fatal(err)
 	}
@@ -100,13 +108,19 @@ func (fx *fixture) newMerchant(name string) string {
 // fresh bank reference, and returns the reference.
 func (fx *fixture) hand(merchantID, key, method string, amountMinor int64, params map[string]any) string {
 	fx.t.Helper()
+	return fx.handIn("AUD", merchantID, key, method, amountMinor, params)
+}
+
+// handIn is hand in currency.
+func (fx *fixture) handIn(currency, merchantID, key, method string, amountMinor int64, params map[string]any) string {
+	fx.t.Helper()
 	ref, err := store.Do(context.Background(), fx.db, func(tx *store.Tx) (string, error) {
 		ctx := context.Background()
-		ref, err := rail.DrawReference(ctx, tx, fx.files, merchantID, "AUD", method)
+		ref, err := rail.DrawReference(ctx, tx, fx.files, merchantID, currency, method)
 		if err != nil {
 			return "", err
 		}
-		return ref, fx.files.Submit(ctx, tx, rail.Transfer{Key: key, MerchantID: merchantID, Method: method, Currency: "AUD",
+		return ref, fx.files.Submit(ctx, tx, rail.Transfer{Key: key, MerchantID: merchantID, Method: method, Currency: currency,
 			AmountMinor: amountMinor, Params: params, At: fx.clock.Now(), BankReference: ref, Payee: "Jane Doe", Description: "Invoice " + key})
 	})
 	if err != nil {

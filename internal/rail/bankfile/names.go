@@ -2,6 +2,7 @@ package bankfile
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"payd/internal/payfile"
@@ -16,12 +17,39 @@ const remitterLen = 16
 // no recipient's name, which the rules refuse at creation rather than
 // mangle (a name the format cannot hold fails its transfer at the cut-off,
 // never the file): it is the merchant's own, which no payout can change,
-// so an ABA file writes it in the BECS set, each character outside it a
-// space, cut to its 16 characters.
+// so a file writes it as the format can hold it: an ABA file in the BECS
+// set, each character outside it a space, cut to its 16 characters; a
+// pain.001 file cut to 140.
 func fitRemitter(format payfile.Format, name string) string {
-	if format != payfile.ABA {
-		return name
+	switch format {
+	case payfile.ABA:
+		return fitABARemitter(name)
+	case payfile.Pain001:
+		return fitPain001Remitter(name)
 	}
+	return name
+}
+
+// pain001NameLen is a pain.001 name's width (Max140Text).
+const pain001NameLen = 140
+
+// fitPain001Remitter is name without control characters, cut to its 140
+// characters (UltmtDbtr/Nm).
+func fitPain001Remitter(name string) string {
+	fitted := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, name)
+	if utf8.RuneCountInString(fitted) > pain001NameLen {
+		fitted = string([]rune(fitted)[:pain001NameLen])
+	}
+	return strings.TrimSpace(fitted)
+}
+
+// fitABARemitter is name in the BECS set, cut to the remitter's 16.
+func fitABARemitter(name string) string {
 	fitted := strings.Map(func(r rune) rune {
 		if aba.BECSProblem(string(r)) != "" {
 			return ' '

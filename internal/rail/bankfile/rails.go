@@ -356,21 +356,33 @@ const (
 )
 
 // Set creates the rail s names or replaces its settings, in tx (which the
-// caller's audit entry shares). It refuses, changing nothing, a
+// caller's audit entry shares); this process sees it once tx commits, the
+// others within CacheTTL. It refuses, changing nothing, a
 // (currency, method) another rail serves, an inbox another rail reads, and
 // a change of format or currency while transfers wait for the rail (their
 // bank references have the old format's width). A rail set again after
 // unset serves again. Its cut-offs start now: a new rail's first cut-off is
 // the first after now; a rail set again keeps where its cut-offs stand.
-func Set(ctx context.Context, tx *store.Tx, s Settings, now time.Time) (Rail, error) {
-	f := fault.Fields{}
-	s.check(f)
-	if err := f.Err(); err != nil {
+func (f *Files) Set(ctx context.Context, tx *store.Tx, s Settings) (Rail, error) {
+	problems := fault.Fields{}
+	s.check(problems)
+	if s.DebtorBankCode != "" && f.Banks != nil && problems["--debtor-bank-code"] == "" && problems["--debtor-branch-code"] == "" {
+		if _, err := f.Banks.Branch(s.DebtorBankCode, s.DebtorBranchCode); err != nil {
+			problems.Add("--debtor-branch-code", fmt.Sprintf("bank %s has no branch %s in the Zengin directory", s.DebtorBankCode, s.DebtorBranchCode))
+		}
+	}
+	if err := problems.Err(); err != nil {
 		return Rail{}, err
 	}
 	if s.Format == payfile.Zengin && s.DebtorAccountType == "" {
 		s.DebtorAccountType = payfile.Ordinary
 	}
+	var refused *fieldRefusal
+	if err := f.probe(s); errors.As(err, &refused) {
+		return Rail{}, fault.Field(refused.flag, refused.problem)
+	}
+	now := f.Clock.Now()
+	tx.AfterCommit(f.Forget)
 	if err := tx.LockKey(ctx, lockRails, lockRailsKey); err != nil {
 		return Rail{}, err
 	}
@@ -383,7 +395,7 @@ func Set(ctx context.Context, tx *store.Tx, s Settings, now time.Time) (Rail, er
 		return Rail{}, err
 	}
 	if exists && (old.Format != s.Format || old.Currency != s.Currency) {
-		if n, err := waitingCount(ctx, tx, s.Name); err != nil || n > 0 {
+		if n, err := WaitingFor(ctx, tx, s.Name); err != nil || n > 0 {
 			if err != nil {
 				return Rail{}, err
 			}
@@ -453,7 +465,9 @@ func checkAgainstOthers(ctx context.Context, tx *store.Tx, s Settings) error {
 // What waits for it still goes into its next cut-off's file, and its files
 // are still delivered; it is kept for them (its files name it) and comes
 // back with its name by Set.
-func Unset(ctx context.Context, tx *store.Tx, name string, now time.Time) (Rail, error) {
+func (f *Files) Unset(ctx context.Context, tx *store.Tx, name string) (Rail, error) {
+	now := f.Clock.Now()
+	tx.AfterCommit(f.Forget)
 	if err := tx.LockKey(ctx, lockRails, lockRailsKey); err != nil {
 		return Rail{}, err
 	}
@@ -503,7 +517,7 @@ func List(ctx context.Context, q store.Querier) ([]Listed, error) {
 	}
 	out := []Listed{}
 	for _, r := range rails {
-		n, err := waitingCount(ctx, q, r.Name)
+		n, err := WaitingFor(ctx, q, r.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -518,8 +532,8 @@ func List(ctx context.Context, q store.Querier) ([]Listed, error) {
 	return out, nil
 }
 
-// waitingCount counts the transfers waiting for rail's next cut-off.
-func waitingCount(ctx context.Context, q store.Querier, railName string) (int, error) {
+// WaitingFor counts the transfers waiting for rail's next cut-off.
+func WaitingFor(ctx context.Context, q store.Querier, railName string) (int, error) {
 	var n int
 	// spans merchants: a rail's waiting transfers are every merchant's.
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM rail_submissions WHERE rail = $1 AND waiting`, railName).Scan(&n); err != nil {

@@ -49,15 +49,21 @@ func TestSetRules(t *testing.T) {
 			s.Format, s.Currency, s.Methods, s.DebtorBSB, s.OriginatorID = payfile.Zengin, "JPY", []string{"jp_bank_jpy"}, "", "1234567890"
 		}, "--debtor-bank-code", "required on a zengin rail"},
 		{"pain001 without a debtor bank", func(s *Settings) { s.Format, s.DebtorBSB = payfile.Pain001, "" }, "--debtor-bsb", "needs the debtor's bank"},
+		{"an ABA debtor name outside the BECS set", func(s *Settings) { s.DebtorName = "Zoë Payments" }, "--debtor-name", "BECS Direct Entry characters"},
+		{"an ABA debtor account too long", func(s *Settings) { s.DebtorAccount = "1234567890" }, "--debtor-account", "1 to 9 digits"},
+		{"a Zengin branch not in the directory", func(s *Settings) { *s = zenginSettings("jp"); s.DebtorBranchCode = "999" }, "--debtor-branch-code", "no branch 999"},
+		{"a Zengin debtor account of 8 digits", func(s *Settings) { *s = zenginSettings("jp"); s.DebtorAccount = "12345678" }, "--debtor-account", "7 digits"},
+		{"a Zengin debtor name in kanji", func(s *Settings) { *s = zenginSettings("jp"); s.DebtorName = "山田商店" }, "--debtor-name", "Zengin"},
 	}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		fx := newFixture(t, db, time.Now())
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				s := base
 				s.Methods = append([]string(nil), base.Methods...)
 				tt.edit(&s)
 				err := db.Exec(context.Background(), func(tx *store.Tx) error {
-					_, err := Set(context.Background(), tx, s, time.Now())
+					_, err := fx.files.Set(context.Background(), tx, s)
 					return err
 				})
 				e, ok := fault.As(err)
@@ -94,7 +100,7 @@ func TestSetAgainstOthers(t *testing.T) {
 		fx.set(abaSettings(au))
 		set := func(s Settings) error {
 			return db.Exec(ctx, func(tx *store.Tx) error {
-				_, err := Set(ctx, tx, s, fx.clock.Now())
+				_, err := fx.files.Set(ctx, tx, s)
 				return err
 			})
 		}
@@ -126,7 +132,7 @@ func TestSetAgainstOthers(t *testing.T) {
 		if got := format("settlement"); got != "" {
 			t.Errorf("settlements after the rail left them: %q, want none", got)
 		}
-		if err := db.Exec(ctx, func(tx *store.Tx) error { _, err := Unset(ctx, tx, au, fx.clock.Now()); return err }); err != nil {
+		if err := db.Exec(ctx, func(tx *store.Tx) error { _, err := fx.files.Unset(ctx, tx, au); return err }); err != nil {
 			t.Fatal(err)
 		}
 		if got := format("au_bank_aud"); got != "" {
