@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/bankchannel/sftptest"
 	"payd/internal/iso20022"
 	"payd/internal/payfile/aba"
 	"payd/internal/store"
@@ -313,4 +315,78 @@ func grepLines(s, word string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestBankFileRailSFTP: a rail's files go to the bank's SFTP host (a real
+// OpenSSH server on loopback, key authentication, its host key pinned):
+// delivered whole under their name; with the server down the file stays
+// written with the error and is delivered once when it is back; a rail
+// whose known_hosts pins another key never delivers, and says why.
+func TestBankFileRailSFTP(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		sshd := sftptest.Start(t)
+		outbox, inbox := sshd.Mkdir("outbox"), sshd.Mkdir("inbox")
+		p := start(t, dsn)
+		name := "au-" + strings.ToLower(store.RandomID(6))
+		set := func(name, outbox, inbox, knownHosts string) {
+			operatorCmd(t, dsn, "rail", "set", "--name", name, "--format", "aba", "--currency", "AUD", "--methods", "au_bank_aud",
+				"--debtor-name", "PAYD OPERATIONS", "--debtor-account", "123456789", "--debtor-bsb", "062-000", "--originator-id", "301500",
+				"--bank-abbrev", "CBA", "--cutoffs", "09:30", "--timezone", "Australia/Sydney",
+				"--outbox", sshd.URL(outbox), "--inbox", sshd.URL(inbox), "--sftp-key", sshd.KeyFile, "--sftp-known-hosts", knownHosts)
+			p.srv.Files.Forget()
+		}
+		set(name, outbox, inbox, sshd.KnownHostsFile)
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "1000")
+		pay := func() {
+			p.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK))
+			p.runDue(m)
+		}
+		delivered := func(file string) bool {
+			got, err := os.ReadFile(filepath.Join(outbox, file))
+			return err == nil && string(got) == operatorCmd(t, dsn, "bankfile", "get", file) && fileStatus(t, dsn, file) == "delivered"
+		}
+
+		pay()
+		first := cutFile(t, dsn, name)
+		waitUntil(t, first+" delivered over SFTP", 20*time.Second, func() bool { return delivered(first) })
+
+		sshd.Stop()
+		pay()
+		second := cutFile(t, dsn, name)
+		waitUntil(t, "a failed attempt recorded", 20*time.Second, func() bool {
+			var attempts int
+			var lastError string
+			err := p.srv.DB.Read().QueryRow(`SELECT attempts, last_error FROM bank_files WHERE name = $1`, second).Scan(&attempts, &lastError)
+			return err == nil && attempts > 0 && lastError != ""
+		})
+		if fileStatus(t, dsn, second) != "written" {
+			t.Errorf("%s with the server down is %s, want written", second, fileStatus(t, dsn, second))
+		}
+		sshd.Restart()
+		if _, err := p.srv.Files.Deliver(ctx, second); err != nil {
+			t.Errorf("the retry once the server is back: %v", err)
+		}
+		waitUntil(t, second+" delivered once the server is back", 20*time.Second, func() bool { return delivered(second) })
+
+		other := "au-" + strings.ToLower(store.RandomID(6))
+		operatorCmd(t, dsn, "rail", "unset", "--name", name)
+		set(other, sshd.Mkdir("outbox2"), sshd.Mkdir("inbox2"), sshd.KnownHostsWithOtherKey())
+		pay()
+		third := cutFile(t, dsn, other)
+		_, err := p.srv.Files.Deliver(ctx, third)
+		if err == nil || !strings.Contains(err.Error(), "host key") || fileStatus(t, dsn, third) != "written" {
+			t.Errorf("a delivery to a server whose host key is not the pinned one: %v (%s), want refused for its host key and the file still written", err, fileStatus(t, dsn, third))
+		}
+		entries, _ := os.ReadDir(outbox)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if want := sortedStrings([]string{first, second}); !slices.Equal(sortedStrings(names), want) {
+			t.Errorf("the SFTP outbox holds %v, want only %v (no temporary left)", names, want)
+		}
+	})
 }
