@@ -293,8 +293,8 @@ func (f *Files) Outcome(ctx context.Context, tx *store.Tx, bankReference string,
 		return fmt.Errorf("outcome of %s: %w", bankReference, err)
 	}
 	var key string
-	err = tx.QueryRowContext(ctx, `SELECT key FROM rail_submissions WHERE merchant_id = $1 AND bank_reference = $2 AND rail <> 'sandbox'`,
-		merchantID, bankReference).Scan(&key)
+	err = tx.QueryRowContext(ctx, `SELECT key FROM rail_submissions WHERE merchant_id = $1 AND bank_reference = $2 AND rail <> $3`,
+		merchantID, bankReference, sandboxRail).Scan(&key)
 	if err != nil {
 		return fmt.Errorf("outcome of %s: no transfer of a bank-file rail: %w", bankReference, err)
 	}

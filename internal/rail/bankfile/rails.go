@@ -16,7 +16,6 @@ import (
 	"payd/internal/money"
 	"payd/internal/payfile"
 	"payd/internal/payout"
-	"payd/internal/rail"
 	"payd/internal/store"
 )
 
@@ -361,8 +360,9 @@ const (
 // (currency, method) another rail serves, an inbox another rail reads, and
 // a change of format or currency while transfers wait for the rail (their
 // bank references have the old format's width). A rail set again after
-// unset serves again. Its cut-offs start now: a new rail's first cut-off is
-// the first after now; a rail set again keeps where its cut-offs stand.
+// unset serves again. A new rail's cut-offs, and those of one set again
+// after unset, start now (its first is the first after now); a rail set
+// again while it serves keeps where its cut-offs stand.
 func (f *Files) Set(ctx context.Context, tx *store.Tx, s Settings) (Rail, error) {
 	problems := fault.Fields{}
 	s.check(problems)
@@ -417,7 +417,9 @@ func (f *Files) Set(ctx context.Context, tx *store.Tx, s Settings) (Rail, error)
 		debtor_bic = excluded.debtor_bic, debtor_bank_code = excluded.debtor_bank_code, debtor_branch_code = excluded.debtor_branch_code,
 		debtor_account_type = excluded.debtor_account_type, originator_id = excluded.originator_id, bank_abbrev = excluded.bank_abbrev,
 		cutoffs = excluded.cutoffs, timezone = excluded.timezone, outbox = excluded.outbox, inbox = excluded.inbox,
-		sftp_key = excluded.sftp_key, sftp_known_hosts = excluded.sftp_known_hosts, unset_at = NULL, updated_at = excluded.updated_at`,
+		sftp_key = excluded.sftp_key, sftp_known_hosts = excluded.sftp_known_hosts,
+		cut_through = CASE WHEN rails.unset_at IS NULL THEN rails.cut_through ELSE excluded.cut_through END,
+		unset_at = NULL, updated_at = excluded.updated_at`,
 		args...); err != nil {
 		return Rail{}, fmt.Errorf("set rail %s: %w", s.Name, err)
 	}
@@ -541,6 +543,3 @@ func WaitingFor(ctx context.Context, q store.Querier, railName string) (int, err
 	}
 	return n, nil
 }
-
-// servedBy is the method a rail serves a transfer by.
-func servedBy(t rail.Transfer) string { return rail.RailMethod(t.Method) }

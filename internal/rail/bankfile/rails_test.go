@@ -142,9 +142,14 @@ func TestSetAgainstOthers(t *testing.T) {
 		if err != nil || len(listed) != 1 || listed[0].Name != npp {
 			t.Errorf("rails listed after unset: %+v, %v; want only %s", listed, err, npp)
 		}
+		fx.clock.Set(fx.clock.Now().Add(72 * time.Hour))
 		fx.set(abaSettings(au))
 		if got := format("au_bank_aud"); got != payfile.ABA {
 			t.Errorf("au_bank_aud set again: %q, want aba", got)
+		}
+		r, err := readRail(ctx, db.Read(), au)
+		if want := time.Date(2026, 5, 7, 9, 30, 0, 0, sydney); err != nil || !r.NextCutoff().Equal(want) {
+			t.Errorf("set again three days after unset, its next cut-off is %v (%v), want the first after now, %v", r.NextCutoff(), err, want)
 		}
 	})
 }
