@@ -138,9 +138,12 @@ type Files struct {
 	Deps
 	mu sync.Mutex
 	// served maps a (currency, method) key to the rail that serves it,
-	// read at readAt.
-	served map[string]Rail
-	readAt time.Time
+	// read at readAt on machine: the machine's own clock (clock.Real, with
+	// its monotonic reading), never Deps.Clock, which tests hold still: the
+	// bound CacheTTL promises is in real time, across processes.
+	served  map[string]Rail
+	readAt  time.Time
+	machine clock.Clock
 	// handlers hear outcomes, by key prefix (rail.Rail's Listen).
 	handlers map[string]rail.OutcomeHandler
 	// remitters caches merchants' names (they do not change).
@@ -164,7 +167,7 @@ func New(d Deps) *Files {
 	if d.Open == nil {
 		d.Open = OpenChannel
 	}
-	return &Files{Deps: d, handlers: map[string]rail.OutcomeHandler{}}
+	return &Files{Deps: d, handlers: map[string]rail.OutcomeHandler{}, machine: clock.Real{}}
 }
 
 func servedKey(currency, method string) string { return currency + "\x00" + method }
@@ -174,7 +177,7 @@ func servedKey(currency, method string) string { return currency + "\x00" + meth
 func (f *Files) serving(ctx context.Context, currency, method string) (Rail, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.served == nil || time.Since(f.readAt) >= f.CacheTTL {
+	if f.served == nil || f.machine.Now().Sub(f.readAt) >= f.CacheTTL {
 		rails, err := readRails(ctx, f.DB.Read(), false)
 		if err != nil {
 			return Rail{}, false, err
@@ -185,7 +188,7 @@ func (f *Files) serving(ctx context.Context, currency, method string) (Rail, boo
 				served[servedKey(r.Currency, m)] = r
 			}
 		}
-		f.served, f.readAt = served, time.Now()
+		f.served, f.readAt = served, f.machine.Now()
 	}
 	r, ok := f.served[servedKey(currency, rail.RailMethod(method))]
 	return r, ok, nil
