@@ -22,8 +22,8 @@ const (
 // transaction details) or any other element the reader decodes whole is at
 // most maxCamtElementBytes, an entry has at most maxCamtTransactions
 // transaction details (a bank booking a whole payment file as one debit may
-// list each credit of it), and elements nest at most maxCamtDepth deep
-// around what is decoded.
+// list each credit of it). The reader itself descends only to a report's
+// children; what it decodes whole, encoding/xml bounds in depth.
 const (
 	maxCamtElementBytes = 16 << 20
 	maxCamtTransactions = 10_000

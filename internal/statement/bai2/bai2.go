@@ -428,6 +428,9 @@ func (f *file) summaries(fields []string) error {
 		}
 		code, amountText, count := fields[0], fields[1], fields[2]
 		extra, err := fundsExtra(fields[3:])
+		if errors.Is(err, errNeedMore) || (err == nil && len(fields) < 4+extra) {
+			return fmt.Errorf("type code %s: the record ends within its funds type's %d fields", code, extra)
+		}
 		if err != nil {
 			return fmt.Errorf("type code %s: %w", code, err)
 		}

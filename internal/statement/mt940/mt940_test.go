@@ -175,4 +175,3 @@ func FuzzRead(f *testing.F) {
 		statementtest.CheckReading(t, Read, Check, data)
 	})
 }
-
