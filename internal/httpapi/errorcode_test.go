@@ -170,7 +170,11 @@ func builtErrors(t *testing.T, fset *token.FileSet, files []*ast.File, consts ma
 					out = append(out, builtError{fault.CodeValidation, http.StatusUnprocessableEntity, fset.Position(n.Pos())})
 				}
 			case *ast.AssignStmt:
-				// e.Code = X re-codes a fault.Error built elsewhere (its kind stays).
+				// e.Code = X re-codes a fault.Error built elsewhere (its kind
+				// stays); only a file that imports fault can hold one.
+				if !importsFault(f) {
+					return true
+				}
 				for i, lhs := range n.Lhs {
 					if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Code" && i < len(n.Rhs) {
 						add(n, n.Rhs[i], 0)
@@ -210,6 +214,16 @@ func builtErrors(t *testing.T, fset *token.FileSet, files []*ast.File, consts ma
 		})
 	}
 	return out
+}
+
+// importsFault reports whether f imports package fault.
+func importsFault(f *ast.File) bool {
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"payd/internal/fault"` {
+			return true
+		}
+	}
+	return false
 }
 
 func faultKind(t *testing.T, fset *token.FileSet, e ast.Expr) fault.Kind {
