@@ -156,6 +156,7 @@ func TestReadRefuses(t *testing.T) {
 		{"a summary code in a detail", bytes.Replace(fixture(t, "intraday.bai"), []byte("16,195"), []byte("16,015"), 1), nil, "", "type code 015 is not a transaction detail code"},
 		{"a record after 99", append(fixture(t, "intraday.bai"), "01,1/\n"...), nil, "", "a record after the 99 file trailer"},
 		{"a long line", append(fixture(t, "intraday.bai")[:0:0], strings.Repeat("9", maxLineBytes+1)...), statement.ErrLimit, "", "more than 4096 bytes"},
+		{"a funds type past its record", []byte("01,0,,000101,,0,,,2\n02,,,1,000110,,,\n03,0,,,,,D,1"), nil, "", "the record ends within its funds type's 3 fields"},
 		{"a funds type of another kind", bytes.Replace(fixture(t, "intraday.bai"), []byte("125050,0,"), []byte("125050,X,"), 1), nil, "", `funds type "X"`},
 	}
 	for _, tt := range tests {
