@@ -252,7 +252,8 @@ type Entry struct {
 	// entry's AddtlNtryInf when it has no transaction details); the BAI2
 	// 16 text with its 88 continuations; MT940 :86: (its remittance
 	// subfields ?20–?29 and ?60–?63 when it is in the German structured
-	// layout, else the whole field); the CSV's description.
+	// layout, else the whole field) followed by the :61: supplementary
+	// details; the CSV's description.
 	Remittance string
 	// CounterpartyName and CounterpartyAccount are who paid (a credit) or
 	// who was paid (a debit), when the file names them: camt
