@@ -90,110 +90,140 @@ func (s *Service) submitJob(ctx context.Context, tx *store.Tx, j job.Job, ref re
 	return nil
 }
 
-// settle applies the rail's outcome of one transaction: done, the money
-// leaves outgoing (the fee to fees); failed, amount and fee return to
-// available. An outcome for a transaction already settled changes nothing.
-// The payout completes when its last transaction settles. The work is the
-// transaction's alone (its row, its entry, its event), however large the
-// batch: the payout row is locked, not read with all its transactions.
-func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
-	// One round trip reads what the outcome needs, locking in order: the
-	// account before the payout (outcomes run in batches, and every batch
-	// must queue on the shared buckets first: see ledger.LockAccount), then
-	// the transaction, how many others of its payout are pending, and the
-	// merchant's clock.
-	const ofTransaction = `SELECT payout_id FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`
-	if err := ledger.SendLockAccountOf(ctx, tx, o.MerchantID, `SELECT p.account_id, p.currency FROM payouts p
-		WHERE p.id = (`+ofTransaction+`) AND p.merchant_id = $2`, o.Key, o.MerchantID); err != nil {
-		return err
-	}
-	sentPayout, err := store.SendQuery(ctx, tx, `SELECT `+rowColumns+` FROM payouts WHERE id = (`+ofTransaction+`) AND merchant_id = $2`+s.db.ForUpdate(),
-		[]any{o.Key, o.MerchantID}, scanRow)
+// settle applies the rail's outcome of one transaction, in the outcome
+// order (rail.Judge): a pending one done, the money leaves outgoing (the
+// fee to fees), or failed, amount and fee return to available; a done one
+// returned, amount and fee come back (returnTransaction). An outcome the
+// order does not allow changes nothing and says so. The payout completes
+// when its last transaction settles. The work is the transaction's alone
+// (its row, its entry, its event), however large the batch: the payout row
+// is locked, not read with all its transactions.
+func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) (rail.Applied, error) {
+	r, t, othersPending, now, err := s.readOutcome(ctx, tx, o)
 	if err != nil {
-		return err
+		return rail.Applied{}, fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
 	}
-	sentTx, err := store.SendQuery(ctx, tx, `SELECT `+txColumns+` FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`,
-		[]any{o.Key, o.MerchantID}, scanTransaction)
-	if err != nil {
-		return err
+	// A transaction's statuses are the outcome order's states, by name.
+	applied := rail.Applied{Effect: rail.Judge(rail.State(t.status), o.Verdict), Was: string(t.status), Status: string(t.status)}
+	if applied.Effect != rail.Changed {
+		return applied, nil
 	}
-	sentOthers, err := store.SendValue[int](ctx, tx, `SELECT count(*) FROM payout_transactions
-		WHERE payout_id = (`+ofTransaction+`) AND merchant_id = $2 AND status = $3 AND uuid <> $1`,
-		o.Key, o.MerchantID, string(TxPending))
-	if err != nil {
-		return err
+	if o.Verdict == rail.Returned {
+		err = s.returnTransaction(ctx, tx, r, t, o.Reason, now)
+		return rail.Applied{Effect: rail.Changed, Was: applied.Was, Status: string(TxReturned)}, err
 	}
-	sentOffset, err := s.clock.SendOffset(ctx, tx, o.MerchantID)
-	if err != nil {
-		return err
-	}
-	if err := tx.ReadSent(ctx); err != nil {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
-	}
-	payouts, err := sentPayout.Get()
-	if err != nil {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
-	}
-	if len(payouts) == 0 {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, sql.ErrNoRows)
-	}
-	r := payouts[0]
-	txs, err := sentTx.Get()
-	if err != nil {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
-	}
-	var t txRow
-	if len(txs) > 0 {
-		t = txs[0]
-	}
-	othersPending, err := sentOthers.Get()
-	if err != nil {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
-	}
-	offset, err := sentOffset.Get()
-	if err != nil {
-		return fmt.Errorf("outcome of payout transaction %s: %w", o.Key, err)
-	}
-	if t.status != TxPending {
-		return nil
-	}
-	now := s.clock.At(time.Duration(offset) * time.Millisecond)
 	legs, final, status := []ledger.Leg{
 		{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
 		{Account: r.accountID, Bucket: ledger.External, Amount: t.amount},
 		{Account: r.accountID, Bucket: ledger.Fees, Amount: t.fee},
 	}, ledger.Done, TxDone
-	if !o.Done {
+	if o.Verdict == rail.Failed {
 		legs, final, status = []ledger.Leg{
 			{Account: r.accountID, Bucket: ledger.Outgoing, Amount: -(t.amount + t.fee)},
 			{Account: r.accountID, Bucket: ledger.Available, Amount: t.amount + t.fee},
 		}, ledger.Failed, TxFailed
 		t.failureReason = o.Reason
 	}
+	applied = rail.Applied{Effect: rail.Changed, Was: applied.Was, Status: string(status)}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency,
 		Kind: "payout_transaction." + string(status), RecordID: t.balanceID, At: now, Legs: legs}); err != nil {
-		return err
+		return applied, err
 	}
 	if err := ledger.Finish(ctx, tx, r.merchantID, t.balanceID, final, now); err != nil {
-		return err
+		return applied, err
 	}
 	t.status = status
+	if err := s.saveTransaction(ctx, tx, r.merchantID, t, now); err != nil {
+		return applied, err
+	}
+	if err := s.emitTransaction(ctx, tx, r, t, now); err != nil {
+		return applied, err
+	}
+	if othersPending > 0 {
+		return applied, s.touch(ctx, tx, &r, now)
+	}
+	if !r.target().IsZero() { // payout.completed carries every transaction
+		if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
+			return applied, err
+		}
+	}
+	return applied, s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
+}
+
+// readOutcome reads what an outcome needs, in one round trip, locking in
+// order: the account before the payout (outcomes run in batches, and
+// every batch must queue on the shared buckets first: see
+// ledger.LockAccount), then the transaction, how many others of its payout
+// are pending, and the merchant's clock.
+func (s *Service) readOutcome(ctx context.Context, tx *store.Tx, o rail.Outcome) (row, txRow, int, time.Time, error) {
+	const ofTransaction = `SELECT payout_id FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`
+	if err := ledger.SendLockAccountOf(ctx, tx, o.MerchantID, `SELECT p.account_id, p.currency FROM payouts p
+		WHERE p.id = (`+ofTransaction+`) AND p.merchant_id = $2`, o.Key, o.MerchantID); err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	sentPayout, err := store.SendQuery(ctx, tx, `SELECT `+rowColumns+` FROM payouts WHERE id = (`+ofTransaction+`) AND merchant_id = $2`+s.db.ForUpdate(),
+		[]any{o.Key, o.MerchantID}, scanRow)
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	sentTx, err := store.SendQuery(ctx, tx, `SELECT `+txColumns+` FROM payout_transactions WHERE uuid = $1 AND merchant_id = $2`,
+		[]any{o.Key, o.MerchantID}, scanTransaction)
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	sentOthers, err := store.SendValue[int](ctx, tx, `SELECT count(*) FROM payout_transactions
+		WHERE payout_id = (`+ofTransaction+`) AND merchant_id = $2 AND status = $3 AND uuid <> $1`,
+		o.Key, o.MerchantID, string(TxPending))
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	sentOffset, err := s.clock.SendOffset(ctx, tx, o.MerchantID)
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	if err := tx.ReadSent(ctx); err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	payouts, err := sentPayout.Get()
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	txs, err := sentTx.Get()
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	if len(payouts) == 0 || len(txs) == 0 {
+		return row{}, txRow{}, 0, time.Time{}, sql.ErrNoRows
+	}
+	othersPending, err := sentOthers.Get()
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	offset, err := sentOffset.Get()
+	if err != nil {
+		return row{}, txRow{}, 0, time.Time{}, err
+	}
+	return payouts[0], txs[0], othersPending, s.clock.At(time.Duration(offset) * time.Millisecond), nil
+}
+
+// returnTransaction books the return of a done transaction (CONTRACT §25):
+// a new money_in balance record of category payout gives amount and fee
+// back to available (ledger.GiveBack), the transaction is returned with
+// the return's reason as its failure_reason, and payout_transaction.returned
+// is sent. The payout keeps its status and total_amount.
+func (s *Service) returnTransaction(ctx context.Context, tx *store.Tx, r row, t txRow, reason string, now time.Time) error {
+	if _, err := ledger.GiveBack(ctx, tx, ledger.Return{MerchantID: r.merchantID, Currency: r.currency, Operation: "payout_transaction",
+		Account: r.accountID, Category: ledger.Payout, Reference: t.uuid, Amount: t.amount, Fee: t.fee}, now); err != nil {
+		return err
+	}
+	t.status, t.failureReason = TxReturned, reason
 	if err := s.saveTransaction(ctx, tx, r.merchantID, t, now); err != nil {
 		return err
 	}
 	if err := s.emitTransaction(ctx, tx, r, t, now); err != nil {
 		return err
 	}
-	if othersPending > 0 {
-		return s.touch(ctx, tx, &r, now)
-	}
-	if !r.target().IsZero() { // payout.completed carries every transaction
-		var err error
-		if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
-			return err
-		}
-	}
-	return s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
+	return s.touch(ctx, tx, &r, now)
 }
 
 func (r row) transaction(uuid string) int {

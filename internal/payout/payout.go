@@ -56,6 +56,9 @@ const (
 	TxPending TxStatus = "pending"
 	TxDone    TxStatus = "done"
 	TxFailed  TxStatus = "failed"
+	// TxReturned: done, then sent back by the recipient's bank (CONTRACT
+	// §17, §25); amount and fee are back in available.
+	TxReturned TxStatus = "returned"
 )
 
 // ApprovalStatus is where a payout's maker-checker decision stands.
@@ -77,7 +80,7 @@ type Payout struct {
 	Description         string          `json:"description"`
 	TotalAmount         money.String    `json:"total_amount" doc:"The sum of the transactions' amounts."`
 	TotalFees           money.String    `json:"total_fees" doc:"The sum of the transactions' fees, taken from the available balance with the amounts."`
-	Status              Status          `json:"status" enum:"held,scheduled,processing,completed,rejected,expired" doc:"held: awaiting approval; scheduled: waiting for scheduled_at; processing: submitted to the rail; completed: every transaction is done or failed; rejected and expired: never processed, funds returned."`
+	Status              Status          `json:"status" enum:"held,scheduled,processing,completed,rejected,expired" doc:"held: awaiting approval; scheduled: waiting for scheduled_at; processing: submitted to the rail; completed: every transaction is done or failed (a done one may later be returned; the payout stays completed); rejected and expired: never processed, funds returned."`
 	ScheduledAt         *clock.Time     `json:"scheduled_at"`
 	ExternalID          string          `json:"external_id"`
 	WebhookNotification *webhook.Target `json:"webhook_notification"`
@@ -109,7 +112,7 @@ type Transaction struct {
 	Email              string         `json:"email"`
 	Amount             money.String   `json:"amount"`
 	Fee                money.String   `json:"fee"`
-	Status             TxStatus       `json:"status" enum:"pending,done,failed"`
+	Status             TxStatus       `json:"status" enum:"pending,done,failed,returned" doc:"pending until the rail answers; done or failed; returned when a done transaction came back from the recipient's bank (its amount and fee are back in available, failure_reason says why)."`
 	FailureReason      string         `json:"failure_reason"`
 	ExternalID         *string        `json:"external_id"`
 	PayoutMethodParams map[string]any `json:"payout_method_params"`
@@ -355,8 +358,9 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType strin
 	return err
 }
 
-// TransactionEvent is the body of payout_transaction.done and .failed: the
-// transaction as its payout's record shows it, with the payout's identifiers.
+// TransactionEvent is the body of payout_transaction.done, .failed and
+// .returned: the transaction as its payout's record shows it, with the
+// payout's identifiers.
 // It carries one transaction, not the batch, so that a batch of n
 // transactions sends n small events and one full record (payout.completed).
 type TransactionEvent struct {

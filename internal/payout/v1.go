@@ -45,7 +45,7 @@ type V1TxRecord struct {
 	PayIDType     *string      `json:"payid_type"`
 	BSB           *string      `json:"bsb"`
 	AccountNumber *string      `json:"account_number"`
-	Status        TxStatus     `json:"status" enum:"pending,done,failed"`
+	Status        TxStatus     `json:"status" enum:"pending,done,failed,returned"`
 	FailureReason string       `json:"failure_reason"`
 	BalanceID     string       `json:"balance_id"`
 	BankReference *string      `json:"bank_reference" doc:"What the bank and the recipient's statement name the transaction by (16 upper-case letters and digits), given when the transaction is handed to a rail; null before."`

@@ -59,18 +59,86 @@ func RailMethod(method string) string {
 	return method
 }
 
-// Outcome is a rail's final word on a transfer.
+// Verdict is what the bank's evidence says of a transfer (CONTRACT §25's
+// outcome order): it was paid, it was refused, or, paid, it came back.
+type Verdict string
+
+const (
+	// Done: the money reached the recipient (ACSC/ACCC, a booked debit of
+	// the transfer's reference or of its file's).
+	Done Verdict = "done"
+	// Failed: the money never left (RJCT at any level, a format's refusal).
+	Failed Verdict = "failed"
+	// Returned: the money left and came back (a return naming the
+	// reference).
+	Returned Verdict = "returned"
+)
+
+// Outcome is a rail's word on a transfer.
 type Outcome struct {
 	Key        string
 	MerchantID string
-	// Done is true when the money reached the recipient; otherwise Reason
-	// says why it did not.
-	Done   bool
+	Verdict    Verdict
+	// Reason says why a transfer failed or was returned: its
+	// failure_reason.
 	Reason string
 }
 
-// OutcomeHandler applies an outcome in tx: the payout engine registers one.
-type OutcomeHandler func(ctx context.Context, tx *store.Tx, o Outcome) error
+// State is where a transfer stands in the outcome order, whatever its
+// record calls it (a payout transaction's pending, a settlement's
+// processing).
+type State string
+
+const (
+	StatePending  State = "pending"
+	StateDone     State = "done"
+	StateFailed   State = "failed"
+	StateReturned State = "returned"
+)
+
+// Effect is what an outcome did to its transfer.
+type Effect string
+
+const (
+	// Changed: the transfer moved (pending to done or failed, done to
+	// returned).
+	Changed Effect = "changed"
+	// Same: the transfer was so already; nothing changed.
+	Same Effect = "same"
+	// Contrary: the transfer stands where the outcome cannot take it (a
+	// failure of a done transfer, a return of a pending one); nothing
+	// changed, and the operator is told (an exception of kind
+	// state_mismatch).
+	Contrary Effect = "contrary"
+)
+
+// Judge is the outcome order of CONTRACT §25, the one place it is kept: a
+// transfer moves pending to done or failed, and done to returned; the first
+// evidence wins; the same outcome again changes nothing, and any other is
+// contrary.
+func Judge(from State, v Verdict) Effect {
+	switch {
+	case string(from) == string(v):
+		return Same
+	case from == StatePending && (v == Done || v == Failed), from == StateDone && v == Returned:
+		return Changed
+	}
+	return Contrary
+}
+
+// Applied is how an outcome met its transfer: its effect, and the status
+// of the transfer's record before and after it, in the record's own words
+// (a payout transaction's pending and done, a settlement's processing and
+// completed).
+type Applied struct {
+	Effect      Effect
+	Was, Status string
+}
+
+// OutcomeHandler applies an outcome in tx, once: the payout engine,
+// settlements and transfers each register one. An outcome that is not
+// Changed (Judge) changes nothing.
+type OutcomeHandler func(ctx context.Context, tx *store.Tx, o Outcome) (Applied, error)
 
 // Rail submits transfers and reports their outcomes to the handler given to
 // Listen.

@@ -93,15 +93,16 @@ func (s *Sandbox) answer(ctx context.Context, tx *store.Tx, _ job.Job, ref sandb
 	if err := json.Unmarshal([]byte(raw), &params); err != nil {
 		return fmt.Errorf("sandbox outcome %s: %w", ref.Key, err)
 	}
-	o := Outcome{Key: ref.Key, MerchantID: ref.MerchantID, Done: true}
+	o := Outcome{Key: ref.Key, MerchantID: ref.MerchantID, Verdict: Done}
 	if reason := SandboxFailure(params); reason != "" {
-		o.Done, o.Reason = false, reason
+		o.Verdict, o.Reason = Failed, reason
 	}
 	h := s.handler(ref.Key)
 	if h == nil {
 		return fmt.Errorf("sandbox outcome %s: no outcome handler", ref.Key)
 	}
-	return h(ctx, tx, o)
+	_, err := h(ctx, tx, o)
+	return err
 }
 
 // SandboxFailure is why the sandbox network refuses a transfer to params, or

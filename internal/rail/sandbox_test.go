@@ -41,7 +41,7 @@ func TestSandboxRoutesByLongestPrefix(t *testing.T) {
 	s := &Sandbox{handlers: map[string]OutcomeHandler{}}
 	var got string
 	listen := func(prefix string) {
-		s.Listen(prefix, func(context.Context, *store.Tx, Outcome) error { got = prefix; return nil })
+		s.Listen(prefix, func(context.Context, *store.Tx, Outcome) (Applied, error) { got = prefix; return Applied{}, nil })
 	}
 	listen("")
 	listen("stl_")
@@ -56,7 +56,7 @@ func TestSandboxRoutesByLongestPrefix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
 			got = "unset"
-			if err := s.handler(tt.key)(context.Background(), nil, Outcome{Key: tt.key}); err != nil {
+			if _, err := s.handler(tt.key)(context.Background(), nil, Outcome{Key: tt.key}); err != nil {
 				t.Fatal(err)
 			}
 			if got != tt.want {

@@ -287,13 +287,50 @@ func (s *Service) fundedJob(ctx context.Context, tx *store.Tx, _ job.Job, rf ref
 	return s.release(ctx, tx, &r, now)
 }
 
-// outcome applies the rail's word on a settlement.
-func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
+// outcome applies the rail's word on a settlement, in the outcome order
+// (rail.Judge): a processing one completes or fails, a completed one is
+// returned; any other word changes nothing.
+func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) (rail.Applied, error) {
 	r, now, err := s.locked(ctx, tx, o.MerchantID, o.Key[len(keyPrefix):])
-	if err != nil || r.status != Processing {
+	if err != nil {
+		return rail.Applied{}, err
+	}
+	applied := rail.Applied{Effect: rail.Judge(StateOf(r.status), o.Verdict), Was: string(r.status), Status: string(r.status)}
+	if applied.Effect != rail.Changed {
+		return applied, nil
+	}
+	if o.Verdict == rail.Returned {
+		err = s.giveBack(ctx, tx, &r, o.Reason, now)
+	} else {
+		err = s.complete(ctx, tx, &r, o.Verdict == rail.Done, o.Reason, now)
+	}
+	return rail.Applied{Effect: rail.Changed, Was: applied.Was, Status: string(r.status)}, err
+}
+
+// StateOf is where a settlement or a transfer of status stands in the
+// outcome order (their statuses are the same words).
+func StateOf(status Status) rail.State {
+	switch status {
+	case Completed:
+		return rail.StateDone
+	case Failed:
+		return rail.StateFailed
+	case Returned:
+		return rail.StateReturned
+	}
+	return rail.StatePending
+}
+
+// giveBack books the return of a completed settlement (Return) and sends
+// settlement.returned.
+func (s *Service) giveBack(ctx context.Context, tx *store.Tx, r *row, reason string, now time.Time) error {
+	end, err := Return(ctx, tx, Settlements, ledger.Outflow{MerchantID: r.merchantID, Currency: r.currency, Operation: "settlement",
+		RecordID: r.balanceID, Reference: r.uuid, From: r.accountID, To: r.treasuryID, Amount: r.amount, Fee: r.fee}, reason, now)
+	if err != nil {
 		return err
 	}
-	return s.complete(ctx, tx, &r, o.Done, o.Reason, now)
+	r.status, r.failure, r.updatedAt = Status(end.Status), end.Failure, now.UnixMilli()
+	return s.emit(ctx, tx, *r, now)
 }
 
 // locked reads a settlement under the ledger locks of its account and of

@@ -25,7 +25,8 @@ const (
 
 // End is how an operation ended, as Finish recorded it on its row.
 type End struct {
-	// Status is completed or failed, the status of settlements and transfers alike.
+	// Status is completed, failed or returned, the status of settlements
+	// and transfers alike.
 	Status      string
 	CompletedAt sql.NullInt64
 	// Failure is the reason of a failed operation, null for a completed one.
@@ -67,6 +68,31 @@ func Finish(ctx context.Context, tx *store.Tx, table Table, o ledger.Outflow, do
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE `+string(table)+` SET status = $1, completed_at = $2, failure_reason = $3, updated_at = $2
 		WHERE merchant_id = $4 AND uuid = $5`, end.Status, end.CompletedAt.Int64, end.Failure, o.MerchantID, o.Reference); err != nil {
+		return End{}, fmt.Errorf("%s %s: %w", o.Operation, o.Reference, err)
+	}
+	return end, nil
+}
+
+// categories are the balance-record categories of the operations' money.
+var categories = map[Table]ledger.TransactionType{Settlements: ledger.Settlement, Transfers: ledger.TransferOut}
+
+// Return books the return of a completed operation that left for a bank
+// (CONTRACT §25): its amount and fee come back to available as a new
+// money_in balance record of its category (ledger.GiveBack), and its row
+// in table becomes returned with reason as its failure_reason; completed_at
+// stays. The caller holds the ledger lock of o.From and sets End on its
+// copy of the row.
+func Return(ctx context.Context, tx *store.Tx, table Table, o ledger.Outflow, reason string, now time.Time) (End, error) {
+	if o.To.Valid {
+		return End{}, fmt.Errorf("%s %s went into an account of payd: no bank can return it", o.Operation, o.Reference)
+	}
+	if _, err := ledger.GiveBack(ctx, tx, ledger.Return{MerchantID: o.MerchantID, Currency: o.Currency, Operation: o.Operation, Account: o.From,
+		Category: categories[table], Reference: o.Reference, Amount: o.Amount, Fee: o.Fee}, now); err != nil {
+		return End{}, err
+	}
+	end := End{Status: string(Returned), Failure: sql.NullString{String: reason, Valid: true}}
+	if _, err := tx.ExecContext(ctx, `UPDATE `+string(table)+` SET status = $1, failure_reason = $2, updated_at = $3
+		WHERE merchant_id = $4 AND uuid = $5`, end.Status, end.Failure, now.UnixMilli(), o.MerchantID, o.Reference); err != nil {
 		return End{}, fmt.Errorf("%s %s: %w", o.Operation, o.Reference, err)
 	}
 	return end, nil

@@ -43,6 +43,9 @@ const (
 	Processing Status = "processing"
 	Completed  Status = "completed"
 	Failed     Status = "failed"
+	// Returned: completed, then sent back by the beneficiary's bank
+	// (CONTRACT §25); amount and fee are back in available.
+	Returned Status = "returned"
 )
 
 // keyPrefix marks the rail transfers of settlements.
@@ -203,7 +206,7 @@ type Settlement struct {
 	Currency      string       `json:"currency"`
 	Amount        money.String `json:"amount"`
 	Fee           money.String `json:"fee"`
-	Status        Status       `json:"status" enum:"processing,completed,failed"`
+	Status        Status       `json:"status" enum:"processing,completed,failed,returned" doc:"processing until the bank confirms; completed or failed; returned when a completed settlement came back from the beneficiary's bank (amount and fee back in available, failure_reason says why)."`
 	Frequency     Frequency    `json:"frequency" enum:"end_of_day,on_demand"`
 	Beneficiary   Beneficiary  `json:"beneficiary" doc:"As configured when the settlement was submitted."`
 	BalanceID     string       `json:"balance_id"`

@@ -39,6 +39,9 @@ const (
 	Processing Status = "processing"
 	Completed  Status = "completed"
 	Failed     Status = "failed"
+	// Returned: an external transfer completed, then sent back by the
+	// beneficiary's bank (CONTRACT §25); its amount is back in available.
+	Returned Status = "returned"
 )
 
 // Direction of an internal transfer, seen from the treasury account.
@@ -100,7 +103,7 @@ type Request struct {
 // Transfer is a transfer as the API returns it and its webhooks carry it.
 type Transfer struct {
 	UUID          string       `json:"uuid" doc:"The Balance ID of the record the transfer wrote on the account the money left."`
-	Status        Status       `json:"status" enum:"processing,completed,failed"`
+	Status        Status       `json:"status" enum:"processing,completed,failed,returned" doc:"processing until it lands; completed or failed; returned when a completed external transfer came back from the beneficiary's bank (its amount back in available, failure_reason says why)."`
 	Currency      string       `json:"currency"`
 	Amount        money.String `json:"amount"`
 	Description   string       `json:"description"`
@@ -318,13 +321,36 @@ func (s *Service) releaseJob(ctx context.Context, tx *store.Tx, _ job.Job, rf re
 		AmountMinor: t.amount, Params: b.RailParams(), At: now, BankReference: t.bankReference.String, Description: t.description})
 }
 
-// outcome applies the rail's word on an external transfer.
-func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) error {
+// outcome applies the rail's word on an external transfer, in the
+// outcome order (rail.Judge): a processing one completes or fails, a
+// completed one is returned; any other word changes nothing.
+func (s *Service) outcome(ctx context.Context, tx *store.Tx, o rail.Outcome) (rail.Applied, error) {
 	t, now, err := s.locked(ctx, tx, o.MerchantID, strings.TrimPrefix(o.Key, keyPrefix))
-	if err != nil || t.status != Processing {
+	if err != nil {
+		return rail.Applied{}, err
+	}
+	applied := rail.Applied{Effect: rail.Judge(settlement.StateOf(settlement.Status(t.status)), o.Verdict), Was: string(t.status), Status: string(t.status)}
+	if applied.Effect != rail.Changed {
+		return applied, nil
+	}
+	if o.Verdict == rail.Returned {
+		err = s.giveBack(ctx, tx, &t, o.Reason, now)
+	} else {
+		err = s.finish(ctx, tx, &t, o.Verdict == rail.Done, o.Reason, now)
+	}
+	return rail.Applied{Effect: rail.Changed, Was: applied.Was, Status: string(t.status)}, err
+}
+
+// giveBack books the return of a completed external transfer
+// (settlement.Return) and sends transfer.returned.
+func (s *Service) giveBack(ctx context.Context, tx *store.Tx, t *row, reason string, now time.Time) error {
+	end, err := settlement.Return(ctx, tx, settlement.Transfers, ledger.Outflow{MerchantID: t.merchantID, Currency: t.currency,
+		Operation: "transfer", RecordID: t.uuid, Reference: t.uuid, From: t.fromAccountID, To: t.toAccountID, Amount: t.amount}, reason, now)
+	if err != nil {
 		return err
 	}
-	return s.finish(ctx, tx, &t, o.Done, o.Reason, now)
+	t.status, t.failure = Status(end.Status), end.Failure
+	return s.emit(ctx, tx, *t, now)
 }
 
 // Simulate drives a sandbox transfer to its final state; a finished one is

@@ -282,32 +282,6 @@ func (f *Files) remitter(ctx context.Context, merchantID string) (string, error)
 	return name, nil
 }
 
-// Outcome applies what the bank said of the transfer it knows by
-// bankReference (done, or failed with reason), in tx: the seam the bank's
-// answers come in by (a status report, a statement, payd bankfile
-// outcome). It finds the transfer's merchant and key, and hands the outcome
-// to the listener of the key, which applies it once (an outcome for a
-// transfer that is no longer pending changes nothing there). A reference
-// that names no transfer of a bank-file rail is an error the caller
-// reports.
-func (f *Files) Outcome(ctx context.Context, tx *store.Tx, bankReference string, done bool, reason string) error {
-	merchantID, err := store.KeyOwner(ctx, tx, rail.KeyBankReference, bankReference)
-	if err != nil {
-		return fmt.Errorf("outcome of %s: %w", bankReference, err)
-	}
-	var key string
-	err = tx.QueryRowContext(ctx, `SELECT key FROM rail_submissions WHERE merchant_id = $1 AND bank_reference = $2 AND rail <> $3`,
-		merchantID, bankReference, sandboxRail).Scan(&key)
-	if err != nil {
-		return fmt.Errorf("outcome of %s: no transfer of a bank-file rail: %w", bankReference, err)
-	}
-	h := f.handler(key)
-	if h == nil {
-		return fmt.Errorf("outcome of %s: nobody listens to %s", bankReference, key)
-	}
-	return h(ctx, tx, rail.Outcome{Key: key, MerchantID: merchantID, Done: done, Reason: reason})
-}
-
 // kill ends the process at step when Deps.KillAt names it, saying so in
 // the log first with what the step has (attrs: the file, its SHA-256).
 func (f *Files) kill(step Step, attrs ...any) {

@@ -207,7 +207,8 @@ func (f *Files) refuse(ctx context.Context, tx *store.Tx, w waiting, fe *payfile
 	}
 	reason := fmt.Sprintf("the %s file cannot hold this transfer: %s %s", fe.Format, fe.Field, fe.Problem)
 	f.Log.Warn("bank file refused a transfer", "key", w.key, "merchant_id", w.merchantID, "bank_reference", w.bankReference, "reason", reason)
-	return h(ctx, tx, rail.Outcome{Key: w.key, MerchantID: w.merchantID, Done: false, Reason: reason})
+	_, err := h(ctx, tx, rail.Outcome{Key: w.key, MerchantID: w.merchantID, Verdict: rail.Failed, Reason: reason})
+	return err
 }
 
 // FileReference is the file reference of the file named base (CONTRACT

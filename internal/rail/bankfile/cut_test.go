@@ -272,31 +272,11 @@ func TestCutRefusesWhatTheFormatCannotHold(t *testing.T) {
 			t.Errorf("file holds %v, want only %s", credits, good)
 		}
 		heard := fx.heard.all()
-		if len(heard) != 1 || heard[0].Key != "stl_BAD00001" || heard[0].Done || !strings.Contains(heard[0].Reason, "the aba file cannot hold this transfer: Name must use only the BECS") {
+		if len(heard) != 1 || heard[0].Key != "stl_BAD00001" || heard[0].Verdict != rail.Failed || !strings.Contains(heard[0].Reason, "the aba file cannot hold this transfer: Name must use only the BECS") {
 			t.Errorf("outcomes %+v, want stl_BAD00001 failed with the format's reason", heard)
 		}
 		if n := countRows(t, db, `SELECT count(*) FROM rail_submissions WHERE key = 'stl_BAD00001' AND merchant_id = $1 AND bank_file IS NULL AND NOT waiting`, m); n != 1 {
 			t.Errorf("the refused transfer is in a file or waits")
-		}
-	})
-}
-
-// TestOutcomeByReference: what the bank says of a bank reference reaches
-// the listener of its transfer's key; an unknown reference is an error.
-func TestOutcomeByReference(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		fx := newFixture(t, db, time.Date(2026, 5, 4, 10, 0, 0, 0, sydney))
-		fx.set(abaSettings(uniqueName("au")))
-		m := fx.newMerchant("Shop")
-		ref := fx.hand(m, "PAYTX001", "au_bank_aud", 1000, bsbAccount("12345678", "Jane Doe"))
-		err := db.Exec(ctx, func(tx *store.Tx) error { return fx.files.Outcome(ctx, tx, ref, false, "AC04 Closed account") })
-		if heard := fx.heard.all(); err != nil || len(heard) != 1 || heard[0] != (rail.Outcome{Key: "PAYTX001", MerchantID: m, Reason: "AC04 Closed account"}) {
-			t.Errorf("outcome heard %+v (%v)", heard, err)
-		}
-		if err := db.Exec(ctx, func(tx *store.Tx) error { return fx.files.Outcome(ctx, tx, "NOSUCHREFERENCE1", true, "") }); err == nil {
-			t.Error("an unknown reference: no error")
 		}
 	})
 }

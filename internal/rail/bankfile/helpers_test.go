@@ -145,17 +145,32 @@ func bsbAccount(number, name string) map[string]any {
 	return map[string]any{"bsb": "062000", "account_number": number, "account_name": name}
 }
 
-// heard keeps the outcomes the rail's listener was given.
+// heard keeps the outcomes the rail's listener was given, and plays the
+// transfers' records: each starts pending and follows the outcome order
+// (rail.Judge).
 type heard struct {
 	mu       sync.Mutex
 	outcomes []rail.Outcome
+	states   map[string]rail.State
 }
 
-func (h *heard) hear(_ context.Context, _ *store.Tx, o rail.Outcome) error {
+func (h *heard) hear(_ context.Context, _ *store.Tx, o rail.Outcome) (rail.Applied, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.outcomes = append(h.outcomes, o)
-	return nil
+	if h.states == nil {
+		h.states = map[string]rail.State{}
+	}
+	was, ok := h.states[o.Key]
+	if !ok {
+		was = rail.StatePending
+	}
+	applied := rail.Applied{Effect: rail.Judge(was, o.Verdict), Was: string(was), Status: string(was)}
+	if applied.Effect == rail.Changed {
+		h.states[o.Key] = rail.State(o.Verdict)
+		applied.Status = string(o.Verdict)
+	}
+	return applied, nil
 }
 
 func (h *heard) all() []rail.Outcome {

@@ -22,7 +22,9 @@ import (
 //     belong to no merchant (migration 0027: rails, rail_methods,
 //     bank_files, operator_audit; read and written by operator commands
 //     and a rail's cut-off, never by a merchant's transaction, so that a
-//     payout's hand-over to a rail stays on its merchant's node). (The job
+//     payout's hand-over to a rail stays on its merchant's node; migration
+//     0028: inbox_files, inbox_entries and bank_exceptions, written by the
+//     inbox readers beside the merchant's rows an entry changes). (The job
 //     queue did until migration 0023 keyed it by merchant: a transaction
 //     that enqueued a job committed in two phases.)
 //
