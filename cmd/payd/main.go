@@ -56,6 +56,7 @@ func commands() []command {
 		{"bankfile show", "show a bank file (NAME) and its transfers", runBankfileShow},
 		{"bankfile get", "write a bank file's bytes (NAME) to standard output", runBankfileGet},
 		{"bankfile cut", "make a rail's cut-off now: what waits goes into a file", runBankfileCut},
+		{"bankfile outcome", "apply what the bank said another way: a transfer (--reference) done, failed or returned, or a file (--file) done", runBankfileOutcome},
 		{"audit list", "list the operator audit log: who ran which command that changes something, when", runAuditList},
 	}
 }
