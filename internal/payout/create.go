@@ -99,7 +99,7 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err != nil {
 		return row{}, err
 	}
-	if err := s.checkFileNames(ctx, c.method, r); err != nil {
+	if err := s.checkFileNames(ctx, tx, c.method, r); err != nil {
 		return row{}, err
 	}
 	acc, err := s.holdFunds(ctx, tx, p, r.Currency, c, now)

@@ -11,6 +11,7 @@ import (
 	"payd/internal/payfile/aba"
 	"payd/internal/payfile/zengin"
 	"payd/internal/rail"
+	"payd/internal/store"
 )
 
 // fileRules are the checks of what a bank file carries of a payout, by the
@@ -35,8 +36,8 @@ var fileRulesOf = map[payfile.Format]fileRules{
 // rail, or a format that takes anything, it refuses nothing. Every entry
 // point creates payouts through create, so v2, v1 (its payee is the
 // account's name), CSV files and the portal all meet it.
-func (s *Service) checkFileNames(ctx context.Context, m Method, r Request) error {
-	format, err := rail.FileFormatOf(ctx, s.rail, m.Currency, m.Code)
+func (s *Service) checkFileNames(ctx context.Context, tx *store.Tx, m Method, r Request) error {
+	format, err := rail.FileFormatOf(ctx, tx, s.rail, m.Currency, m.Code)
 	if err != nil {
 		return err
 	}

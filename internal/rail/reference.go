@@ -44,7 +44,7 @@ func ValidReference(format payfile.Format, ref string) bool {
 // already is no one-in-billions event, so their claim waits for its answer
 // and draws again, the transaction going on (store.ClaimNew).
 func DrawReference(ctx context.Context, tx *store.Tx, r Rail, merchantID, currency, method string) (string, error) {
-	format, err := FileFormatOf(ctx, r, currency, method)
+	format, err := FileFormatOf(ctx, tx, r, currency, method)
 	if err != nil {
 		return "", err
 	}

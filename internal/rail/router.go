@@ -14,8 +14,10 @@ import (
 // is a payout method's code or Transfer.Method ("settlement", "transfer").
 type FileFormats interface {
 	// FileFormat is the format of the rail that serves (currency, method),
-	// or "" when no bank-file rail does.
-	FileFormat(ctx context.Context, currency, method string) (payfile.Format, error)
+	// or "" when no bank-file rail does. What it reads it reads through q:
+	// the caller's transaction, when it has one (a read of the pool while
+	// holding one of its connections can wait for ever under load).
+	FileFormat(ctx context.Context, q store.Querier, currency, method string) (payfile.Format, error)
 }
 
 // FileRail is the bank-file rail as the router sees it: a rail, and which
@@ -40,7 +42,7 @@ func NewRouter(files FileRail, other Rail) *Router { return &Router{files: files
 
 // Submit hands t to the rail that serves it.
 func (r *Router) Submit(ctx context.Context, tx *store.Tx, t Transfer) error {
-	format, err := r.files.FileFormat(ctx, t.Currency, t.Method)
+	format, err := r.files.FileFormat(ctx, tx, t.Currency, t.Method)
 	if err != nil {
 		return err
 	}
@@ -58,17 +60,17 @@ func (r *Router) Listen(prefix string, h OutcomeHandler) {
 }
 
 // FileFormat is the bank-file rail's answer.
-func (r *Router) FileFormat(ctx context.Context, currency, method string) (payfile.Format, error) {
-	return r.files.FileFormat(ctx, currency, method)
+func (r *Router) FileFormat(ctx context.Context, q store.Querier, currency, method string) (payfile.Format, error) {
+	return r.files.FileFormat(ctx, q, currency, method)
 }
 
 // FileFormatOf is the format r's transfers of (currency, method) go out in,
 // or "" when r writes no files (the sandbox network, None) or no bank-file
 // rail serves them.
-func FileFormatOf(ctx context.Context, r Rail, currency, method string) (payfile.Format, error) {
+func FileFormatOf(ctx context.Context, q store.Querier, r Rail, currency, method string) (payfile.Format, error) {
 	ff, ok := r.(FileFormats)
 	if !ok {
 		return "", nil
 	}
-	return ff.FileFormat(ctx, currency, method)
+	return ff.FileFormat(ctx, q, currency, method)
 }

@@ -27,7 +27,7 @@ func (r *recorder) Submit(_ context.Context, _ *store.Tx, t Transfer) error {
 
 func (r *recorder) Listen(prefix string, _ OutcomeHandler) { r.listened = append(r.listened, prefix) }
 
-func (r *recorder) FileFormat(_ context.Context, currency, method string) (payfile.Format, error) {
+func (r *recorder) FileFormat(_ context.Context, _ store.Querier, currency, method string) (payfile.Format, error) {
 	return r.formats[currency+" "+RailMethod(method)], nil
 }
 

@@ -193,6 +193,10 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Files = bankfile.New(bankfile.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Banks: banks, Writers: bankfile.FormatWriters(),
 		Open: cfg.BankChannel, KillAt: cfg.BankFileKillAt})
+	if err := s.Files.Load(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	network := rail.NewRouter(s.Files, other)
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks})

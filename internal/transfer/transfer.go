@@ -238,7 +238,7 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err := s.emit(ctx, tx, t, now); err != nil {
 		return Transfer{}, err
 	}
-	release, err := s.released(ctx, t)
+	release, err := s.released(ctx, tx, t)
 	if err != nil {
 		return Transfer{}, err
 	}
@@ -254,14 +254,14 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 // job): every transfer in production; in the sandbox, which simulates
 // transfers' outcomes, only an external one that a bank-file rail serves
 // (CONTRACT §17: a rail set on a sandbox works as in production).
-func (s *Service) released(ctx context.Context, t row) (bool, error) {
+func (s *Service) released(ctx context.Context, tx *store.Tx, t row) (bool, error) {
 	if !s.sandbox {
 		return true, nil
 	}
 	if t.toAccountID.Valid {
 		return false, nil
 	}
-	format, err := rail.FileFormatOf(ctx, s.rail, t.currency, rail.TransferMethod)
+	format, err := rail.FileFormatOf(ctx, tx, s.rail, t.currency, rail.TransferMethod)
 	return format != "", err
 }
 

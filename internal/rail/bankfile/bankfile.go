@@ -9,9 +9,11 @@
 // waiting set in the transaction that stores the file.
 //
 // The rails (payd rail set|list|unset) are operator records in the
-// database, so every process sees the same set; Files reads them again at
-// most CacheTTL after the last read, so a set or unset is seen by every
-// process within that bound.
+// database, so every process sees the same set: Files reads them at start
+// and in each round of Run (every Poll), and a transaction that asks which
+// rail serves a transfer is answered from what it read, never made to wait
+// for a read (serving says why), so a set or unset is seen by every process
+// within about a round.
 //
 // # Why a loop, not jobs
 //
@@ -48,6 +50,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -144,6 +147,8 @@ type Files struct {
 	served  map[string]Rail
 	readAt  time.Time
 	machine clock.Clock
+	// reading is set while a background read of the rails runs (readSoon).
+	reading atomic.Bool
 	// handlers hear outcomes, by key prefix (rail.Rail's Listen).
 	handlers map[string]rail.OutcomeHandler
 	// remitters caches merchants' names (they do not change).
@@ -172,26 +177,80 @@ func New(d Deps) *Files {
 
 func servedKey(currency, method string) string { return currency + "\x00" + method }
 
-// serving is the rail that serves (currency, method) now, read from the
-// database when the last read is older than CacheTTL.
-func (f *Files) serving(ctx context.Context, currency, method string) (Rail, bool, error) {
+// serving is the rail that serves (currency, method) now, from what Files
+// knows of the rails. A transaction never waits for the rails to be read
+// again: on PostgreSQL the read pool is the write pool, and callers that
+// each hold a connection while they wait for another exhaust it under load.
+// Files learns the rails at start (Load), again in each of Run's rounds,
+// and, when what it knows is older than CacheTTL (no Run, as in a test of
+// the services), in the background, its caller going on with what it knew.
+// Only when it knows nothing yet (after Forget) does it read, through q, the
+// caller's own transaction.
+func (f *Files) serving(ctx context.Context, q store.Querier, currency, method string) (Rail, bool, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.served == nil || f.machine.Now().Sub(f.readAt) >= f.CacheTTL {
-		rails, err := readRails(ctx, f.DB.Read(), false)
+	served, stale := f.served, f.machine.Now().Sub(f.readAt) >= f.CacheTTL
+	f.mu.Unlock()
+	switch {
+	case served == nil:
+		rails, err := f.read(ctx, q)
 		if err != nil {
 			return Rail{}, false, err
 		}
-		served := map[string]Rail{}
-		for _, r := range rails {
-			for _, m := range r.Methods {
-				served[servedKey(r.Currency, m)] = r
-			}
-		}
-		f.served, f.readAt = served, f.machine.Now()
+		served = rails
+	case stale:
+		f.readSoon()
 	}
-	r, ok := f.served[servedKey(currency, rail.RailMethod(method))]
+	r, ok := served[servedKey(currency, rail.RailMethod(method))]
 	return r, ok, nil
+}
+
+// Load reads the rails now (payd serve does at start, before any request).
+func (f *Files) Load(ctx context.Context) error {
+	_, err := f.read(ctx, f.DB.Read())
+	return err
+}
+
+// read reads the rails that serve transfers through q and remembers them.
+func (f *Files) read(ctx context.Context, q store.Querier) (map[string]Rail, error) {
+	readAt := f.machine.Now()
+	rails, err := readRails(ctx, q, false)
+	if err != nil {
+		return nil, err
+	}
+	return f.remember(rails, readAt), nil
+}
+
+// remember keeps rails, read at readAt, as the ones serving transfers,
+// unless what Files knows was read later.
+func (f *Files) remember(rails []Rail, readAt time.Time) map[string]Rail {
+	served := map[string]Rail{}
+	for _, r := range rails {
+		if r.Unset {
+			continue
+		}
+		for _, m := range r.Methods {
+			served[servedKey(r.Currency, m)] = r
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.served == nil || !readAt.Before(f.readAt) {
+		f.served, f.readAt = served, readAt
+	}
+	return served
+}
+
+// readSoon reads the rails again in the background, once at a time.
+func (f *Files) readSoon() {
+	if !f.reading.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer f.reading.Store(false)
+		if _, err := f.read(context.Background(), f.DB.Read()); err != nil {
+			f.Log.Warn("read the bank-file rails", "err", err)
+		}
+	}()
 }
 
 // Forget drops what Files knows of the rails, so that the next question
@@ -204,8 +263,8 @@ func (f *Files) Forget() {
 
 // FileFormat is the format of the rail that serves (currency, method), or
 // "" when none does (rail.FileFormats).
-func (f *Files) FileFormat(ctx context.Context, currency, method string) (payfile.Format, error) {
-	r, ok, err := f.serving(ctx, currency, method)
+func (f *Files) FileFormat(ctx context.Context, q store.Querier, currency, method string) (payfile.Format, error) {
+	r, ok, err := f.serving(ctx, q, currency, method)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -238,7 +297,7 @@ func (f *Files) handler(key string) rail.OutcomeHandler {
 // a second Submit of the same Key counted and changing nothing else. Its
 // hand-over time is the real clock's.
 func (f *Files) Submit(ctx context.Context, tx *store.Tx, t rail.Transfer) error {
-	r, ok, err := f.serving(ctx, t.Currency, t.Method)
+	r, ok, err := f.serving(ctx, tx, t.Currency, t.Method)
 	if err != nil {
 		return fmt.Errorf("submit %s: %w", t.Key, err)
 	}

@@ -117,7 +117,7 @@ func TestSetAgainstOthers(t *testing.T) {
 		fx.set(pain001Settings(npp))
 		format := func(method string) payfile.Format {
 			fx.files.Forget()
-			f, err := fx.files.FileFormat(ctx, "AUD", method)
+			f, err := fx.files.FileFormat(ctx, fx.db.Read(), "AUD", method)
 			if err != nil {
 				t.Fatal(err)
 			}

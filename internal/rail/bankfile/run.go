@@ -32,11 +32,12 @@ func (f *Files) Run(ctx context.Context) {
 // Round is one of Run's rounds: the cut-offs due by now, then the
 // deliveries due.
 func (f *Files) Round(ctx context.Context) error {
-	now := f.Clock.Now()
+	now, readAt := f.Clock.Now(), f.machine.Now()
 	rails, err := readRails(ctx, f.DB.Read(), true)
 	if err != nil {
 		return err
 	}
+	f.remember(rails, readAt)
 	var errs []error
 	for _, r := range rails {
 		if r.NextCutoff().After(now) {
