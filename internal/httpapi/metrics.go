@@ -73,3 +73,10 @@ func (m *Metrics) ObserveWebhook(outcome string, latency time.Duration) {
 func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 }
+
+// CounterFunc registers a counter read at scrape time: a count the
+// database keeps of rows never deleted, so that every process reports the
+// deployment's, and a restart loses nothing.
+func (m *Metrics) CounterFunc(name, help string, f func() float64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+}

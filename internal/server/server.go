@@ -386,6 +386,10 @@ func (s *Server) registerGauges() {
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
 	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).", gauge(s.Queue.Queued))
+	s.Metrics.CounterFunc("payd_bankfile_inbox_rejected_total", "Files in the bank-file rails' inboxes rejected whole (moved to rejected/, nothing of them applied).",
+		gauge(s.Files.InboxRejected))
+	s.Metrics.CounterFunc("payd_bankfile_inbox_unknown_references_total", "Bank references the rails' status reports named of no transfer of their files (nothing changed).",
+		gauge(s.Files.InboxUnknownReferences))
 	s.Metrics.GaugeFunc("payd_bankfile_transfers_waiting", "Transfers handed to a bank-file rail that wait for its next cut-off, on every rail.", gauge(s.Files.Waiting))
 	s.Metrics.GaugeFunc("payd_bankfile_last_delivery_timestamp_seconds", "When a bank file was last delivered to its outbox, on any rail (Unix seconds; 0 before the first).",
 		func() float64 {

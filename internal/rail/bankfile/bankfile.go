@@ -40,6 +40,19 @@
 // file that the next delivery puts, under the same name: an outbox's Put is
 // atomic and idempotent. The steps can be killed on purpose for the tests
 // that prove it (Deps.KillAt).
+//
+// # What comes back
+//
+// The bank's word on a transfer is applied by one function, Outcome, in
+// the outcome order of CONTRACT §25 (rail.Judge: pending to done or
+// failed, done to returned; the same word again changes nothing; a
+// contrary one changes nothing and opens a state_mismatch exception for
+// the operator). The inbox reader (inbox.go: each rail's inbox read every
+// InboxPoll by Run, one process at a time, each file applied once by its
+// SHA-256, decided whole before anything of it is applied, each of its
+// entries applied in a short transaction of its own, a restart resuming
+// where it stopped), payd bankfile outcome and, later, the bank feeds all
+// call it; ConfirmFile is a booked debit of a file's reference.
 package bankfile
 
 import (
@@ -101,6 +114,9 @@ const (
 	StepUploading Step = "uploading"
 	// StepUploaded: the outbox holds the file, its delivery not recorded.
 	StepUploaded Step = "uploaded"
+	// StepApplying: an inbox file's first entry is applied and committed,
+	// the others not yet, nor the file's done mark.
+	StepApplying Step = "applying"
 )
 
 // Deps are what Files needs.
@@ -115,6 +131,11 @@ type Deps struct {
 	Writers map[payfile.Format]Writer
 	// Open opens an outbox (default OpenChannel).
 	Open Opener
+	// OpenInbox opens an inbox (default OpenInboxChannel).
+	OpenInbox InboxOpener
+	// InboxPoll is how often Run reads the rails' inboxes (default
+	// DefaultInboxPoll).
+	InboxPoll time.Duration
 	// CacheTTL bounds how long a set or unset rail takes to be seen by
 	// this process (default DefaultCacheTTL).
 	CacheTTL time.Duration
@@ -130,6 +151,7 @@ type Deps struct {
 const (
 	DefaultCacheTTL  = time.Second
 	DefaultRetryBase = 5 * time.Second
+	DefaultInboxPoll = 30 * time.Second
 	maxRetryDelay    = 10 * time.Minute
 	// uploadTimeout bounds one delivery attempt.
 	uploadTimeout = time.Minute
@@ -153,6 +175,9 @@ type Files struct {
 	handlers map[string]rail.OutcomeHandler
 	// remitters caches merchants' names (they do not change).
 	remitters sync.Map
+	// polling makes one goroutine of the process at a time read the
+	// inboxes (PollInboxes); across processes, each inbox's lock does.
+	polling sync.Mutex
 }
 
 // New returns the bank-file rail.
@@ -171,6 +196,12 @@ func New(d Deps) *Files {
 	}
 	if d.Open == nil {
 		d.Open = OpenChannel
+	}
+	if d.OpenInbox == nil {
+		d.OpenInbox = OpenInboxChannel
+	}
+	if d.InboxPoll <= 0 {
+		d.InboxPoll = DefaultInboxPoll
 	}
 	return &Files{Deps: d, handlers: map[string]rail.OutcomeHandler{}, machine: clock.Real{}}
 }

@@ -152,11 +152,16 @@ type heard struct {
 	mu       sync.Mutex
 	outcomes []rail.Outcome
 	states   map[string]rail.State
+	// failing fails the outcome of its key (a crash in the middle).
+	failing string
 }
 
 func (h *heard) hear(_ context.Context, _ *store.Tx, o rail.Outcome) (rail.Applied, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if o.Key == h.failing {
+		return rail.Applied{}, fmt.Errorf("the listener of %s fails", o.Key)
+	}
 	h.outcomes = append(h.outcomes, o)
 	if h.states == nil {
 		h.states = map[string]rail.State{}
@@ -171,6 +176,13 @@ func (h *heard) hear(_ context.Context, _ *store.Tx, o rail.Outcome) (rail.Appli
 		applied.Status = string(o.Verdict)
 	}
 	return applied, nil
+}
+
+// fail makes the outcome of key fail ("" for none).
+func (h *heard) fail(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failing = key
 }
 
 func (h *heard) all() []rail.Outcome {

@@ -80,6 +80,11 @@ func (f *Files) Outcome(ctx context.Context, tx *store.Tx, ev Evidence) (Result,
 	if err != nil {
 		return Result{}, err
 	}
+	return f.outcome(ctx, tx, sub, ev)
+}
+
+// outcome is Outcome of the transfer sub, found already.
+func (f *Files) outcome(ctx context.Context, tx *store.Tx, sub submission, ev Evidence) (Result, error) {
 	res, err := f.apply(ctx, tx, sub, ev.Verdict, ev.Reason)
 	if err != nil || res.Effect != rail.Contrary {
 		return res, err

@@ -11,15 +11,24 @@ import (
 const Poll = time.Second
 
 // Run makes every rail's cut-offs when they are due and delivers the
-// written files, every Poll until ctx ends (payd serve runs it). Another
-// process's round on the same rail is left to it. Unset rails are still
-// cut and delivered while anything of theirs waits.
+// written files, every Poll until ctx ends (payd serve runs it), and reads
+// the rails' inboxes at its start and then every InboxPoll (PollInboxes).
+// Another process's round on the same rail, or poll of the same inbox, is
+// left to it. Unset rails are still cut and delivered while anything of
+// theirs waits, and their inboxes read.
 func (f *Files) Run(ctx context.Context) {
 	tick := time.NewTicker(Poll)
 	defer tick.Stop()
+	var polledAt time.Time // on the machine's clock: InboxPoll is real time
 	for {
 		if err := f.Round(ctx); err != nil && ctx.Err() == nil {
 			f.Log.Warn("bank-file rail", "err", err)
+		}
+		if now := f.machine.Now(); polledAt.IsZero() || now.Sub(polledAt) >= f.InboxPoll {
+			polledAt = now
+			if err := f.PollInboxes(ctx); err != nil && ctx.Err() == nil {
+				f.Log.Warn("bank-file inbox", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
