@@ -16,6 +16,7 @@ import (
 	"payd/internal/bankchannel/sftptest"
 	"payd/internal/iso20022"
 	"payd/internal/payfile/aba"
+	"payd/internal/payfile/zengin"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
@@ -387,6 +388,65 @@ func TestBankFileRailSFTP(t *testing.T) {
 		}
 		if want := sortedStrings([]string{first, second}); !slices.Equal(sortedStrings(names), want) {
 			t.Errorf("the SFTP outbox holds %v, want only %v (no temporary left)", names, want)
+		}
+	})
+}
+
+// TestBankFileZenginRail: with a zengin rail of JPY bank payouts, a v2
+// jp_bank_jpy payout goes into a 総合振込 file at the cut-off under a
+// ten-digit bank reference, its full-width katakana account name made
+// half-width and the bank's kana name from the Zengin directory, and the
+// file reads back to exactly that transfer; a name in kanji, which has no
+// half-width form, is refused at creation with 422 naming the field, and
+// nothing is held for it.
+func TestBankFileZenginRail(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		p := start(t, dsn)
+		dir := t.TempDir()
+		name := "jp-" + strings.ToLower(store.RandomID(6))
+		operatorCmd(t, dsn, "rail", "set", "--name", name, "--format", "zengin", "--currency", "JPY", "--methods", "jp_bank_jpy",
+			"--debtor-name", "ﾍﾟｲﾄﾞ", "--debtor-account", "1234567", "--debtor-bank-code", "0001", "--debtor-branch-code", "001",
+			"--originator-id", "1234567890", "--cutoffs", "10:00", "--timezone", "Asia/Tokyo",
+			"--outbox", "dir:"+filepath.Join(dir, "out"), "--inbox", "dir:"+filepath.Join(dir, "in"))
+		p.srv.Files.Forget()
+		m := p.merchant("JPY")["JPY"]
+		p.fund(m, "100000")
+		before := p.balanceOf(m, "JPY")
+
+		kanji := map[string]any{"bank_code": "0001", "branch_code": "001", "account_number": "7654321", "account_name": "山田太郎", "account_type": "ordinary"}
+		r := p.post("/v2/payouts", m, payoutBody("JPY", "jp_bank_jpy", "10000", kanji))
+		want(t, r, 422)
+		if !strings.Contains(string(r.Body), `payout_transaction_details[0].payout_method_params.account_name`) {
+			t.Errorf("a kanji account name: %s, want the field named", r.Body)
+		}
+		if after := p.balanceOf(m, "JPY"); after.Available != before.Available {
+			t.Errorf("available %s after a refused payout, was %s", after.Available, before.Available)
+		}
+
+		kana := map[string]any{"bank_code": "0001", "branch_code": "001", "account_number": "7654321", "account_name": "ヤマダ タロウ", "account_type": "ordinary"}
+		po := p.createPayout(m, payoutBody("JPY", "jp_bank_jpy", "10000", kana))
+		p.runDue(m)
+		tx := p.payoutDetail(m, str(po, "uuid"))["payout_transactions"].([]any)[0].(map[string]any)
+		ref := str(tx, "bank_reference")
+		if !regexp.MustCompile(`^[0-9]{10}$`).MatchString(ref) || str(tx, "status") != "pending" {
+			t.Fatalf("the transaction handed to the zengin rail: %s %q, want pending with a ten-digit reference", str(tx, "status"), ref)
+		}
+		file := cutFile(t, dsn, name)
+		if !strings.HasSuffix(file, ".txt") {
+			t.Errorf("the zengin file is named %q", file)
+		}
+		content := []byte(operatorCmd(t, dsn, "bankfile", "get", file))
+		read, err := zengin.Read(content)
+		if err != nil {
+			t.Fatalf("the file does not read back: %v", err)
+		}
+		var got []string
+		for _, c := range read.Credits {
+			got = append(got, fmt.Sprintf("%s %d %s-%s %s %s %s", c.BankReference, c.AmountMinor, c.BankCode, c.BranchCode, c.BankNameKana, c.Account, c.Name))
+		}
+		if want := []string{ref + " 10000 0001-001 ﾐｽﾞﾎ 7654321 ﾔﾏﾀﾞ ﾀﾛｳ"}; !slices.Equal(got, want) || read.Total() != 10000 {
+			t.Errorf("the file holds %q (total %d), want %q", got, read.Total(), want)
 		}
 	})
 }
