@@ -23,6 +23,9 @@ func (r *report) print(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "scenario\tper s\tp50 ms\tp99 ms\terrors\tpayd CPU %\tbench CPU %\tmachine CPU %\tsteal %\tCPU ms/req\tvs reference\t")
 		for _, res := range db.Results {
+			if res.Seconds > 0 {
+				continue // a one-shot row: its line follows the table
+			}
 			vs := ""
 			switch {
 			case res.Reference != "" && res.RatioToRef > 0:
@@ -41,6 +44,11 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(tw, "[ref] %s\t%.0f\t%.2f\t%s\t\t\t\t%.0f\t%.0f\t%.3f\t\t\n", res.Name, res.PerSecond, res.P50ms, p99, res.MachineCPU, res.StealCPU, res.CPUPerRequest)
 		}
 		tw.Flush()
+		for _, res := range db.Results {
+			if res.Seconds > 0 {
+				fmt.Fprintf(w, "  %s: %d transfers in %.2f s, peak RSS %.1f MiB (%s)\n", res.Name, res.Requests, res.Seconds, res.PeakRSSMiB, res.Description)
+			}
+		}
 		for _, res := range db.Results {
 			if res.FirstError != "" {
 				fmt.Fprintf(w, "  first error in %s: %s\n", res.Name, res.FirstError)

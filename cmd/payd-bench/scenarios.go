@@ -211,6 +211,14 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		}
 		rep.Results = append(rep.Results, spread...)
 	}
+	// One cut-off of 10,000 waiting transfers, on a payd of its own.
+	if s.runs(db, "bankfile") && db != "citus" {
+		cut, err := measureBankFile(ctx, s, bin, db)
+		if err != nil {
+			return dbReport{}, fmt.Errorf("bank-file cut-off: %w", err)
+		}
+		rep.Results = append(rep.Results, cut)
+	}
 	if s.runs(db, "references") && db != "citus" {
 		refs, err := references(ctx, s, db, dsn, halfPeakRate(rep))
 		if err != nil {
