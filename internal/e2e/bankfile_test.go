@@ -450,3 +450,52 @@ func TestBankFileZenginRail(t *testing.T) {
 		}
 	})
 }
+
+// TestBankFileRailRefusesNames: with an aba rail serving settlements and
+// external transfers, a settlement beneficiary or an external transfer's
+// bank account whose name holds a letter outside the BECS set is refused
+// when it is given (422 VALIDATION_FAILED naming
+// external_bank_account.account_name, CONTRACT §17, §25), and nothing
+// changes: the config keeps its beneficiary and the treasury account's
+// balance history has no new record. The same names pass for JPY, which no rail
+// serves.
+func TestBankFileRailRefusesNames(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		p := start(t, dsn)
+		setRails(t, p, dsn)
+		ms := p.merchant("AUD", "JPY")
+		m := ms["AUD"]
+		p.fund(m, "1000")
+		tr := p.post("/v2/treasury_accounts", m, map[string]any{})
+		want(t, tr, 201)
+		in := p.post("/v2/transfers", m, map[string]any{"amount": "100", "description": "to treasury", "treasury_account_id": str(tr.JSON(t), "id")}).JSON(t)
+		want(t, p.post("/v2/transfers/simulate", m, map[string]any{"uuid": str(in, "uuid"), "status": "completed"}), 200)
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "external_bank_account": audBank}}), 200)
+
+		zoe := map[string]any{"bank_name": "Westpac", "bsb": "062000", "account_number": "12345678", "account_name": "Zoë Ltd"}
+		const field = `"external_bank_account.account_name"`
+		r := p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "external_bank_account": zoe}})
+		want(t, r, 422)
+		if !strings.Contains(string(r.Body), field) || !strings.Contains(string(r.Body), "BECS") {
+			t.Errorf("a beneficiary the ABA file cannot name: %s", r.Body)
+		}
+		if cfg := p.get("/v2/settlements/config", m).JSON(t); str(cfg["external_bank_account"].(map[string]any), "account_name") != "Shop Pty Ltd" {
+			t.Errorf("the config after a refused change: %v", cfg)
+		}
+		treasury := "size=100&account=" + str(tr.JSON(t), "id")
+		before := len(p.history(m, treasury).Records)
+		r = p.post("/v2/transfers", m, map[string]any{"amount": "30", "description": "to my bank", "external_bank_account": zoe})
+		want(t, r, 422)
+		if !strings.Contains(string(r.Body), field) {
+			t.Errorf("an external transfer the ABA file cannot name: %s", r.Body)
+		}
+		if after := len(p.history(m, treasury).Records); after != before {
+			t.Errorf("%d treasury balance records after a refused transfer, were %d", after, before)
+		}
+
+		j := ms["JPY"]
+		jpBank := map[string]any{"bank_code": "0001", "branch_code": "001", "account_number": "1234567", "account_name": "Zoë Ltd", "account_type": "ordinary"}
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &j, body: map[string]any{"frequency": "on_demand", "external_bank_account": jpBank}}), 200)
+	})
+}

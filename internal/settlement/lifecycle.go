@@ -33,6 +33,13 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 	}
 	if r.ExternalBankAccount != nil {
 		r.ExternalBankAccount.Check(f, currency, s.banks)
+		// A beneficiary whose name the bank-file rail's file cannot hold is
+		// refused now, not at each settlement's cut-off (CONTRACT §17, §25).
+		texts, err := rail.FileTextsOf(ctx, tx, s.rail, currency, rail.SettlementMethod, "settlements")
+		if err != nil {
+			return Config{}, err
+		}
+		texts.Name(f, "external_bank_account.account_name", r.ExternalBankAccount.AccountName)
 	}
 	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
 		if e, ok := fault.As(err); ok {

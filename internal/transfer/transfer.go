@@ -175,6 +175,16 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	} else if amount <= 0 {
 		f.Add("amount", "must be positive")
 	}
+	if r.ExternalBankAccount != nil {
+		// What a bank-file rail's file cannot hold is refused now, not at
+		// its cut-off (CONTRACT §17, §25).
+		texts, err := rail.FileTextsOf(ctx, tx, s.rail, currency, rail.TransferMethod, "external transfers")
+		if err != nil {
+			return Transfer{}, err
+		}
+		texts.Name(f, "external_bank_account.account_name", r.ExternalBankAccount.AccountName)
+		texts.Description(f, "description", r.Description)
+	}
 	if err := f.Err(); err != nil {
 		return Transfer{}, err
 	}
