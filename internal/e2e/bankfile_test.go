@@ -89,7 +89,8 @@ var bankReference = regexp.MustCompile(`^[A-Z0-9]{16}$`)
 // pain.001 file; each record shows its bank reference, each file reads back
 // to exactly those transfers, is delivered to its dir: outbox byte for byte,
 // and every operator command that changed something is in the audit log.
-// The sandbox network answers none of the rails' transfers.
+// The sandbox network answers none of the rails' transfers, and
+// /v2/transfers/simulate refuses one the rail holds.
 func TestBankFileRail(t *testing.T) {
 	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
@@ -121,6 +122,12 @@ func TestBankFileRail(t *testing.T) {
 		ext := p.post("/v2/transfers", m, map[string]any{"amount": "30", "description": "to my bank", "external_bank_account": audBank})
 		want(t, ext, 201)
 		p.runDue(m)
+		// Handed to the rail, the transfer is the bank's to end: a simulated
+		// failure would give back money the file pays.
+		if r := p.post("/v2/transfers/simulate", m, map[string]any{"uuid": str(ext.JSON(t), "uuid"), "status": "failed"}); r.Status != 409 ||
+			!strings.Contains(string(r.Body), "bank-file rail") {
+			t.Errorf("simulating a transfer handed to the rail: %d %s, want 409 INVALID_STATE", r.Status, r.Body)
+		}
 
 		// Every record shows its bank reference: the payouts' from the
 		// hand-over, the settlement's and the transfer's from creation.

@@ -46,7 +46,7 @@ func (a *API) transferRoutes() []route {
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The transfer's uuid (its Balance ID)."}},
 			response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Transfers.Get, nil)},
 		{method: "POST", path: "/v2/transfers/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a processing transfer.",
-			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE.",
+			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE, and so is one handed to the operator's bank-file rail (CONTRACT §17: the bank's answer ends it).",
 			body:        transfer.SimulateRequest{}, response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.Transfers.Simulate), merchantLane: true},
 	}

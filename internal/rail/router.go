@@ -74,3 +74,12 @@ func FileFormatOf(ctx context.Context, q store.Querier, r Rail, currency, method
 	}
 	return ff.FileFormat(ctx, q, currency, method)
 }
+
+// Handed reports whether merchantID's transfer of key was handed to a
+// network (the sandbox's, or a bank-file rail): its outcome then comes from
+// that network, never from a sandbox simulate endpoint.
+func Handed(ctx context.Context, q store.Querier, merchantID, key string) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM rail_submissions WHERE merchant_id = $1 AND key = $2`, merchantID, key).Scan(&n)
+	return n > 0, err
+}

@@ -383,6 +383,15 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 	if t.status != Processing {
 		return Transfer{}, fault.State("transfer %s is already %s", t.uuid, t.status)
 	}
+	// One handed to a bank-file rail is in (or waits for) a bank file: only
+	// the bank's answer ends it, or a simulated failure would give back
+	// money the file still pays.
+	if handed, err := rail.Handed(ctx, tx, t.merchantID, keyPrefix+t.uuid); err != nil || handed {
+		if err != nil {
+			return Transfer{}, err
+		}
+		return Transfer{}, fault.State("transfer %s went to the operator's bank-file rail: the bank's answer ends it, not a simulation", t.uuid)
+	}
 	reason := ""
 	if r.Status == Failed {
 		reason = "failed by simulation"
