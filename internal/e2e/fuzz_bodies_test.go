@@ -44,6 +44,7 @@ var countedTables = []string{
 	"reports", "report_signing_keys",
 	"rails", "rail_methods", "bank_files", "operator_audit",
 	"bank_exceptions", "inbox_files", "inbox_entries",
+	"reconciliation_statements", "reconciliation_lines",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

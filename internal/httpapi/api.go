@@ -29,6 +29,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/proxy"
 	"payd/internal/ratelimit"
+	"payd/internal/reconcile"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
@@ -70,6 +71,7 @@ type Deps struct {
 	Treasury      *treasury.Service
 	Transfers     *transfer.Service
 	Reports       *report.Service
+	Reconcile     *reconcile.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust

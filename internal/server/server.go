@@ -29,6 +29,7 @@ import (
 	"payd/internal/proxy"
 	"payd/internal/rail"
 	"payd/internal/rail/bankfile"
+	"payd/internal/reconcile"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
@@ -96,6 +97,7 @@ type Server struct {
 	Treasury    *treasury.Service
 	Transfers   *transfer.Service
 	Reports     *report.Service
+	Reconcile   *reconcile.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
 	Files       *bankfile.Files
@@ -216,6 +218,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
 	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})
+	s.Reconcile = reconcile.NewService(reconcile.Deps{DB: db, Clock: merchantClock})
 	var cards gateway.CardNetwork = gateway.NoCards{}
 	if cfg.Env == httpapi.Sandbox {
 		cards = gateway.SandboxCards{}
@@ -223,12 +226,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Cards: cards, PayIDs: s.PayIDs, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, DB: db, Trust: cfg.TrustedProxies}})
+		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, Reconcile: s.Reconcile, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Reconcile: s.Reconcile, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
 		ClockWorkLimit: cfg.ClockWorkLimit,
 	})
 	return s, nil

@@ -16,6 +16,7 @@ import (
 	"payd/internal/payout"
 	"payd/internal/portal"
 	"payd/internal/proxy"
+	"payd/internal/reconcile"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
@@ -61,6 +62,7 @@ type PortalDeps struct {
 	Webhooks    *webhook.Dispatcher
 	Settlements *settlement.Service
 	Reports     *report.Service
+	Reconcile   *reconcile.Service
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
