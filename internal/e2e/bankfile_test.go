@@ -17,6 +17,7 @@ import (
 	"payd/internal/iso20022"
 	"payd/internal/payfile/aba"
 	"payd/internal/payfile/zengin"
+	"payd/internal/rail/bankfile/banktest"
 	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
@@ -327,7 +328,8 @@ func grepLines(s, word string) string {
 
 // TestBankFileRailSFTP: a rail's files go to the bank's SFTP host (a real
 // OpenSSH server on loopback, key authentication, its host key pinned):
-// delivered whole under their name; with the server down the file stays
+// delivered whole under their name; the bank's status report is fetched
+// from the SFTP inbox, applied and moved to its processed/; with the server down the file stays
 // written with the error and is delivered once when it is back; a rail
 // whose known_hosts pins another key never delivers, and says why.
 func TestBankFileRailSFTP(t *testing.T) {
@@ -348,18 +350,28 @@ func TestBankFileRailSFTP(t *testing.T) {
 		set(name, outbox, inbox, sshd.KnownHostsFile)
 		m := p.merchant("AUD")["AUD"]
 		p.fund(m, "1000")
-		pay := func() {
-			p.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK))
+		pay := func() string {
+			uuid := str(p.createPayout(m, payoutBody("AUD", "au_bank_aud", "10", bsbOK)), "uuid")
 			p.runDue(m)
+			return uuid
 		}
 		delivered := func(file string) bool {
 			got, err := os.ReadFile(filepath.Join(outbox, file))
 			return err == nil && string(got) == operatorCmd(t, dsn, "bankfile", "get", file) && fileStatus(t, dsn, file) == "delivered"
 		}
 
-		pay()
+		paid := pay()
 		first := cutFile(t, dsn, name)
 		waitUntil(t, first+" delivered over SFTP", 20*time.Second, func() bool { return delivered(first) })
+
+		// The bank's status report, left in the SFTP inbox, is fetched,
+		// applied and filed away in processed/ there.
+		tx := p.payoutDetail(m, paid)["payout_transactions"].([]any)[0].(map[string]any)
+		drop(t, inbox, "STS-SFTP.xml", bankReport(showFile(t, dsn, first), "STS-SFTP", banktest.Transaction{Reference: str(tx, "bank_reference"), Status: "ACSC"}).XML())
+		p.pollInbox()
+		if d := p.payoutDetail(m, paid); str(d, "status") != "completed" || filed(inbox, "STS-SFTP.xml") != "processed" {
+			t.Errorf("after the SFTP inbox's report: the payout %s, the report in %q; want completed and processed/", str(d, "status"), filed(inbox, "STS-SFTP.xml"))
+		}
 
 		sshd.Stop()
 		pay()
