@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"payd/internal/bankchannel"
+	inboxes "payd/internal/inbox"
 	"payd/internal/iso20022"
 	"payd/internal/money"
 	"payd/internal/rail"
@@ -49,18 +50,16 @@ const lockInbox = "bankfile.inbox"
 
 // maxInboxFiles bounds the files one poll takes from an inbox: the rest
 // wait for the next.
-const maxInboxFiles = 100
+const maxInboxFiles = inboxes.MaxFiles
 
-// InboxStatus is where an inbox file stands.
-type InboxStatus string
+// InboxStatus is where an inbox file stands (package inbox's, shared with
+// the bank feeds).
+type InboxStatus = inboxes.Status
 
 const (
-	// InboxApplying: taken, its entries being applied.
-	InboxApplying InboxStatus = "applying"
-	// InboxApplied: every entry applied; it is in processed/.
-	InboxApplied InboxStatus = "applied"
-	// InboxRejected: refused whole, nothing applied; it is in rejected/.
-	InboxRejected InboxStatus = "rejected"
+	InboxApplying = inboxes.Applying
+	InboxApplied  = inboxes.Applied
+	InboxRejected = inboxes.Rejected
 )
 
 // formatPain002 is what inbox_files.format calls a status report.
@@ -86,7 +85,7 @@ func (f *Files) PollInboxes(ctx context.Context) error {
 	}
 	var errs []error
 	for _, in := range inboxesOf(rails) {
-		if err := f.pollInbox(ctx, in); err != nil {
+		if err := inboxes.Exclusive(ctx, f.DB, lockInbox, in.url, func(ctx context.Context) error { return f.readInbox(ctx, in) }); err != nil {
 			errs = append(errs, fmt.Errorf("inbox %s: %w", in.url, err))
 		}
 	}
@@ -108,27 +107,6 @@ func inboxesOf(rails []Rail) []inbox {
 		}
 	}
 	return out
-}
-
-// pollInbox reads one inbox, under its lock on PostgreSQL.
-func (f *Files) pollInbox(ctx context.Context, in inbox) error {
-	if f.DB.OneWriter() {
-		return f.readInbox(ctx, in)
-	}
-	err := f.DB.Exec(ctx, func(tx *store.Tx) error {
-		if err := tx.TryLockKey(ctx, lockInbox, in.url); err != nil {
-			return err
-		}
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil { // the lock's answer
-			return err
-		}
-		return f.readInbox(ctx, in)
-	})
-	if store.IsKeyLocked(err) {
-		return nil // another process reads it
-	}
-	return err
 }
 
 // readInbox opens in and takes each file waiting there.
@@ -168,7 +146,7 @@ func (f *Files) takeFile(ctx context.Context, box Inbox, in inbox, name string) 
 	}
 	sum := sha256.Sum256(content)
 	file := inboxFile{sha256: hex.EncodeToString(sum[:]), name: name, rail: in.rails[0].Name}
-	status, err := inboxStatus(ctx, f.DB.Read(), file.sha256)
+	status, err := inboxes.StatusOf(ctx, f.DB.Read(), file.sha256)
 	if err != nil {
 		return err
 	}
@@ -199,20 +177,6 @@ func (f *Files) takeFile(ctx context.Context, box Inbox, in inbox, name string) 
 // inboxFile is a file of an inbox as inbox_files names it.
 type inboxFile struct {
 	sha256, name, rail string
-}
-
-// inboxStatus is the status of the inbox file sha256, "" when it is new.
-func inboxStatus(ctx context.Context, q store.Querier, sha256 string) (InboxStatus, error) {
-	var status InboxStatus
-	// global lookup: inbox_files are operator records, no merchant's.
-	err := q.QueryRowContext(ctx, `SELECT status FROM inbox_files WHERE sha256 = $1`, sha256).Scan(&status)
-	if store.IsNoRows(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("read inbox file %s: %w", sha256, err)
-	}
-	return status, nil
 }
 
 // reject records the inbox file as rejected with its reason, logs it and

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
+	inboxes "payd/internal/inbox"
 	"regexp"
 	"slices"
 	"strings"
@@ -216,30 +216,9 @@ func (s *Settings) checkDebtor(f fault.Fields) {
 	}
 }
 
-// channelProblem checks an outbox or inbox: dir:PATH (an absolute path) or
-// sftp://USER@HOST:PORT/PATH, and reports whether it is SFTP.
-func channelProblem(v string) (isSFTP bool, problem string) {
-	const want = "must be dir:PATH (an absolute path) or sftp://USER@HOST:PORT/PATH"
-	switch {
-	case len(v) > maxPathLen:
-		return false, fmt.Sprintf("must be at most %d characters", maxPathLen)
-	case strings.HasPrefix(v, "dir:"):
-		if p := strings.TrimPrefix(v, "dir:"); !strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
-			return false, want
-		}
-		return false, ""
-	case strings.HasPrefix(v, "sftp://"):
-		u, err := url.Parse(v)
-		if err != nil || u.User == nil || u.User.Username() == "" || u.Hostname() == "" || u.Port() == "" || u.Path == "" || u.RawQuery != "" || u.Fragment != "" {
-			return true, want
-		}
-		if _, hasPassword := u.User.Password(); hasPassword {
-			return true, "must not carry a password: payd authenticates by key (--sftp-key)"
-		}
-		return true, ""
-	}
-	return false, want
-}
+// channelProblem checks an outbox or inbox (inbox.URLProblem: the rule
+// the feeds' inboxes keep too).
+func channelProblem(v string) (isSFTP bool, problem string) { return inboxes.URLProblem(v) }
 
 // Rail is a rail as stored: its settings and where its cut-offs stand.
 type Rail struct {
@@ -459,7 +438,11 @@ func checkAgainstOthers(ctx context.Context, tx *store.Tx, s Settings) error {
 			return refuse(ErrInboxShared, "rail %s reads the inbox %s already: no two rails share an inbox", o.Name, s.Inbox)
 		}
 	}
-	return nil
+	feed, err := inboxes.FeedOf(ctx, tx, s.Inbox)
+	if err != nil || feed == "" {
+		return err
+	}
+	return refuse(ErrInboxShared, "feed %s reads the inbox %s already: no rail shares an inbox with a feed", feed, s.Inbox)
 }
 
 // Unset stops the rail serving anything: from the moment every process
