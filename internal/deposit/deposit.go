@@ -7,6 +7,7 @@ package deposit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -77,6 +78,7 @@ type Deposit struct {
 	RemitterBankName   string       `json:"remitter_bank_name"`
 	RemitterBranchName string       `json:"remitter_branch_name"`
 	Remarks            string       `json:"remarks"`
+	BankReference      *string      `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that credited it (CONTRACT §18): present only on a deposit a bank feed made."`
 	CreatedAt          clock.Time   `json:"created_at"`
 }
 
@@ -142,10 +144,65 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 	if err != nil {
 		return Deposit{}, err
 	}
-	now := s.clock.Of(p)
+	return s.credit(ctx, tx, p.MerchantID, v, r, "", s.clock.Of(p))
+}
+
+// BankCredit is a bank feed's booked credit to a treasury account
+// (CONTRACT §18): its amount in minor units as the bank booked it (cents
+// too, unlike simulate_deposit's whole units), and the entry's key.
+type BankCredit struct {
+	MerchantID, AccountNumber string
+	AmountMinor               int64
+	Currency                  string
+	RemitterName, Remarks     string
+	BankReference             string
+}
+
+// ErrNotTreasury is the refusal of a bank credit whose account is no
+// active treasury account of the credit's currency.
+var ErrNotTreasury = errors.New("not a treasury account of the credit's currency")
+
+// Credit applies a bank feed's credit to a merchant's treasury account in
+// tx, as Simulate credits a simulated one (one rule: credit), the deposit
+// showing the entry's key as its bank_reference. Texts beyond what a
+// deposit holds are cut.
+func (s *Service) Credit(ctx context.Context, tx *store.Tx, c BankCredit) (Deposit, error) {
+	acc, err := merchant.AccountByNumber(ctx, tx, c.MerchantID, c.AccountNumber)
+	if err != nil {
+		return Deposit{}, err
+	}
+	if acc.Kind != merchant.Treasury || acc.Currency != c.Currency {
+		return Deposit{}, fmt.Errorf("%w: account %s is a %s account in %s", ErrNotTreasury, c.AccountNumber, acc.Kind, acc.Currency)
+	}
+	cur, err := money.Lookup(acc.Currency)
+	if err != nil {
+		return Deposit{}, err
+	}
+	if c.AmountMinor <= 0 || c.AmountMinor > money.MaxMinor {
+		return Deposit{}, fmt.Errorf("credit of %d minor units: %w", c.AmountMinor, money.ErrOutOfRange)
+	}
+	now, err := s.clock.Read(ctx, tx, c.MerchantID)
+	if err != nil {
+		return Deposit{}, err
+	}
+	r := Request{AccountNumber: acc.AccountNumber, RemitterName: cut(c.RemitterName), Remarks: cut(c.Remarks)}
+	return s.credit(ctx, tx, c.MerchantID, validated{account: acc, currency: cur, amount: c.AmountMinor}, r, c.BankReference, now)
+}
+
+// cut is s within maxTextLen characters.
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= maxTextLen {
+		return s
+	}
+	return string([]rune(s)[:maxTextLen])
+}
+
+// credit records a deposit of v into incoming, with its waiting balance
+// record, and queues its clearing.
+func (s *Service) credit(ctx context.Context, tx *store.Tx, merchantID string, v validated, r Request, bankRef string, now time.Time) (Deposit, error) {
 	uuid := store.RandomID(store.UUIDLen)
 	rec := ledger.Record{
-		MerchantID: p.MerchantID, AccountID: v.account.ID, Currency: v.currency.Code,
+		MerchantID: merchantID, AccountID: v.account.ID, Currency: v.currency.Code,
 		RequestType: ledger.MoneyIn, TransactionType: ledger.TopUp, Status: ledger.Waiting,
 		Amount: v.amount, Total: v.amount, ReferenceID: uuid, CreatedAt: now,
 	}
@@ -153,7 +210,7 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 		return Deposit{}, err
 	}
 	if _, err := ledger.Post(ctx, tx, ledger.Entry{
-		MerchantID: p.MerchantID, Currency: v.currency.Code, Kind: "deposit.receive", RecordID: rec.ID, At: now,
+		MerchantID: merchantID, Currency: v.currency.Code, Kind: "deposit.receive", RecordID: rec.ID, At: now,
 		Legs: []ledger.Leg{
 			{Account: v.account.ID, Bucket: ledger.External, Amount: -v.amount},
 			{Account: v.account.ID, Bucket: ledger.Incoming, Amount: v.amount},
@@ -167,15 +224,19 @@ func (s *Service) Simulate(ctx context.Context, tx *store.Tx, p merchant.Princip
 		RemitterName: r.RemitterName, RemitterBankName: r.RemitterBankName, RemitterBranchName: r.RemitterBranchName,
 		Remarks: r.Remarks, CreatedAt: clock.Time{T: now},
 	}
+	var ref any
+	if bankRef != "" {
+		d.BankReference, ref = &bankRef, bankRef
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO deposits (uuid, merchant_id, account_id, balance_id, currency, amount,
-		remitter_name, remitter_bank_name, remitter_branch_name, remarks, status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
-		uuid, p.MerchantID, v.account.ID, rec.ID, v.currency.Code, v.amount,
-		r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli()); err != nil {
+		remitter_name, remitter_bank_name, remitter_branch_name, remarks, status, created_at, updated_at, bank_reference)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)`,
+		uuid, merchantID, v.account.ID, rec.ID, v.currency.Code, v.amount,
+		r.RemitterName, r.RemitterBankName, r.RemitterBranchName, r.Remarks, string(Received), now.UnixMilli(), ref); err != nil {
 		return Deposit{}, fmt.Errorf("store deposit: %w", err)
 	}
-	err = job.Enqueue(ctx, tx, s.queue, JobClear, clearJob{MerchantID: p.MerchantID, UUID: uuid},
-		job.Options{ClockOf: p.MerchantID, RunAt: now.Add(s.ClearAfter)})
+	err := job.Enqueue(ctx, tx, s.queue, JobClear, clearJob{MerchantID: merchantID, UUID: uuid},
+		job.Options{ClockOf: merchantID, RunAt: now.Add(s.ClearAfter)})
 	return d, err
 }
 

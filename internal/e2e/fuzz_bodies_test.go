@@ -43,7 +43,7 @@ var countedTables = []string{
 	"settlement_configs", "settlements", "gateway_payments", "treasury_submissions", "transfers", "payin_links",
 	"reports", "report_signing_keys",
 	"rails", "rail_methods", "bank_files", "operator_audit",
-	"bank_exceptions", "inbox_files", "inbox_entries",
+	"bank_exceptions", "inbox_files", "inbox_entries", "feeds", "feed_entries",
 	"reconciliation_statements", "reconciliation_lines",
 }
 

@@ -22,6 +22,10 @@ type Payment struct {
 	PayID     string      `json:"payid" required:"true" doc:"The PayID paid into: a request's request_payid or a static_payid."`
 	Amount    money.Input `json:"amount" required:"true" doc:"AUD, at most 2 decimals." example:"125.50"`
 	PayerName string      `json:"payer_name,omitempty" doc:"At most 140 characters. In the sandbox, a name containing [sandbox:reject] makes the payer's bank refuse a return." example:"JANE PAYER"`
+	// BankReference is the key of the bank feed's entry that carried the
+	// payment (CONTRACT §18), which the record it pays shows; never from
+	// the API.
+	BankReference string `json:"-"`
 }
 
 // Receipt is what became of a payment.
@@ -88,7 +92,7 @@ func (s *Service) Receive(ctx context.Context, tx *store.Tx, pay Payment) (Recei
 		return Receipt{}, err
 	}
 	if reg.kind == "static" {
-		sp, err := s.receiveStatic(ctx, tx, reg, amount, pay.PayerName, now)
+		sp, err := s.receiveStatic(ctx, tx, reg, amount, pay.PayerName, pay.BankReference, now)
 		if err != nil {
 			return Receipt{}, err
 		}
@@ -100,6 +104,13 @@ func (s *Service) Receive(ctx context.Context, tx *store.Tx, pay Payment) (Recei
 	}
 	if r.status != Pending {
 		return Receipt{}, fault.Rule(CodeDeregistered, "PayID %s is deregistered (its request is %s): the payer's bank cannot resolve it", pay.PayID, r.status)
+	}
+	if pay.BankReference != "" {
+		ref := pay.BankReference
+		r.bankReference = &ref
+		if err := tx.Send(ctx, `UPDATE payment_requests SET bank_reference = $1 WHERE id = $2 AND merchant_id = $3`, ref, r.id, r.merchantID); err != nil {
+			return Receipt{}, fmt.Errorf("receive into PayID %s: %w", pay.PayID, err)
+		}
 	}
 	outcome, err := s.receiveRequest(ctx, tx, &r, amount, pay.PayerName, now)
 	if err != nil {
@@ -352,4 +363,12 @@ func (s *Service) staticClearJob(ctx context.Context, tx *store.Tx, _ job.Job, r
 		return err
 	}
 	return clear(ctx, tx, rf.MerchantID, accountID, balanceID, amount, fee, now)
+}
+
+// nullable is s, or NULL for "".
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

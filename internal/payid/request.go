@@ -126,6 +126,7 @@ type PaymentRequest struct {
 	ReturnReason               string          `json:"return_reason" doc:"Why the money was sent back: a payment of the wrong amount, or the merchant's reason."`
 	PaymentRequestNotification *webhook.Target `json:"payment_request_notification"`
 	Metadata                   map[string]any  `json:"metadata"`
+	BankReference              *string         `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a request a bank feed paid."`
 	CreatedAt                  clock.Time      `json:"created_at"`
 	UpdatedAt                  clock.Time      `json:"updated_at"`
 }
@@ -151,17 +152,18 @@ type row struct {
 	expiredAt, createdAt, updatedAt         int64
 	cancelledAt, paidAt                     *int64
 	balanceID, returnBalanceID              *string
+	bankReference                           *string
 }
 
 const rowColumns = `id, account_id, merchant_id, payid, name, description, external_id, emails, metadata, gst, amount, gst_amount,
 	total, fee, paid_amount, status, endpoint_url, authorization_header, payer_name, return_reason, expired_at, created_at, updated_at,
-	cancelled_at, paid_at, balance_id, return_balance_id`
+	cancelled_at, paid_at, balance_id, return_balance_id, bank_reference`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := sc.Scan(&r.id, &r.accountID, &r.merchantID, &r.payid, &r.name, &r.description, &r.externalID, &r.emails, &r.metadata,
 		&r.gst, &r.amount, &r.gstAmount, &r.total, &r.fee, &r.paid, &r.status, &r.endpoint, &r.auth, &r.payerName, &r.returnReason,
-		&r.expiredAt, &r.createdAt, &r.updatedAt, &r.cancelledAt, &r.paidAt, &r.balanceID, &r.returnBalanceID)
+		&r.expiredAt, &r.createdAt, &r.updatedAt, &r.cancelledAt, &r.paidAt, &r.balanceID, &r.returnBalanceID, &r.bankReference)
 	return r, err
 }
 
@@ -170,7 +172,8 @@ func (r row) view() PaymentRequest {
 		Currency: currency, GST: r.gst, Amount: money.StringOf(r.amount, aud), GSTAmount: money.StringOf(r.gstAmount, aud),
 		Total: money.StringOf(r.total, aud), Status: r.status, PaidAmount: money.StringOf(r.paid, aud), PayerName: r.payerName,
 		ExpiredAt: clock.Time{T: clock.FromMillis(r.expiredAt)}, ReturnReason: r.returnReason,
-		CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}, UpdatedAt: clock.Time{T: clock.FromMillis(r.updatedAt)}}
+		CreatedAt: clock.Time{T: clock.FromMillis(r.createdAt)}, UpdatedAt: clock.Time{T: clock.FromMillis(r.updatedAt)},
+		BankReference: r.bankReference}
 	json.Unmarshal([]byte(r.emails), &v.Emails)
 	if v.Emails == nil {
 		v.Emails = []string{}

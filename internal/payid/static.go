@@ -61,6 +61,9 @@ type StaticPayment struct {
 	PayerName   string       `json:"payer_name"`
 	ReceivedAt  clock.Time   `json:"received_at"`
 	BalanceID   string       `json:"balance_id"`
+	// BankReference is the key of the bank entry that paid it, when a bank
+	// feed did (CONTRACT §18).
+	BankReference *string `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a payment a bank feed applied."`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9.]{0,18}[a-z0-9])?$`)
@@ -220,7 +223,7 @@ func (s *Service) ListPayments(ctx context.Context, p merchant.Principal, q Paym
 	if err := s.db.Read().QueryRowContext(ctx, `SELECT count(*)`+from+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count static PayID payments: %w", err)
 	}
-	rows, err := s.db.Read().QueryContext(ctx, `SELECT p.id, sp.payid, sp.customer_id, p.amount, p.payer_name, p.received_at, p.balance_id`+
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT p.id, sp.payid, sp.customer_id, p.amount, p.payer_name, p.received_at, p.balance_id, p.bank_reference`+
 		from+where+` ORDER BY p.received_at DESC, p.id DESC LIMIT $4 OFFSET $5`, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list static PayID payments: %w", err)
@@ -230,7 +233,7 @@ func (s *Service) ListPayments(ctx context.Context, p merchant.Principal, q Paym
 	for rows.Next() {
 		var sp StaticPayment
 		var amount, at int64
-		if err := rows.Scan(&sp.ID, &sp.StaticPayID, &sp.CustomerID, &amount, &sp.PayerName, &at, &sp.BalanceID); err != nil {
+		if err := rows.Scan(&sp.ID, &sp.StaticPayID, &sp.CustomerID, &amount, &sp.PayerName, &at, &sp.BalanceID, &sp.BankReference); err != nil {
 			return nil, 0, err
 		}
 		sp.Amount, sp.ReceivedAt = money.StringOf(amount, aud), clock.Time{T: clock.FromMillis(at)}
@@ -241,7 +244,7 @@ func (s *Service) ListPayments(ctx context.Context, p merchant.Principal, q Paym
 
 // receiveStatic credits a payment into a static PayID: its own balance
 // record, its own row, and a static_payid.payment webhook.
-func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registered, amount int64, payer string, now time.Time) (StaticPayment, error) {
+func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registered, amount int64, payer, bankRef string, now time.Time) (StaticPayment, error) {
 	sr, err := scanStatic(tx.QueryRowContext(ctx, `SELECT `+staticColumns+` FROM static_payids WHERE id = $1 AND merchant_id = $2`, reg.ref, reg.merchantID))
 	if err != nil {
 		return StaticPayment{}, fmt.Errorf("static PayID %d: %w", reg.ref, err)
@@ -265,12 +268,15 @@ func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registere
 		return StaticPayment{}, err
 	}
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO static_payid_payments (merchant_id, static_id, amount, fee, payer_name, balance_id, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, reg.merchantID, sr.ID, amount, fee, payer, rec.ID, now.UnixMilli()).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO static_payid_payments (merchant_id, static_id, amount, fee, payer_name, balance_id, received_at, bank_reference)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, reg.merchantID, sr.ID, amount, fee, payer, rec.ID, now.UnixMilli(), nullable(bankRef)).Scan(&id); err != nil {
 		return StaticPayment{}, fmt.Errorf("record static PayID payment: %w", err)
 	}
 	sp := StaticPayment{ID: id, StaticPayID: sr.StaticPayID.StaticPayID, CustomerID: sr.CustomerID, Amount: money.StringOf(amount, aud),
 		PayerName: payer, ReceivedAt: clock.Time{T: now}, BalanceID: rec.ID}
+	if bankRef != "" {
+		sp.BankReference = &bankRef
+	}
 	if err := job.Enqueue(ctx, tx, s.queue, jobStaticClear, staticRef{MerchantID: reg.merchantID, PaymentID: id}, job.Options{ClockOf: reg.merchantID, RunAt: now}); err != nil {
 		return StaticPayment{}, err
 	}

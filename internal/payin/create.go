@@ -206,6 +206,9 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		rw.endpointURL, rw.authorizationHeader, rw.expiredAt, rw.createdAt); err != nil {
 		return Payin{}, fmt.Errorf("create payin: %w", err)
 	}
+	if err := claimPayCode(ctx, tx, rw); err != nil {
+		return Payin{}, err
+	}
 	if err := s.enqueueExpiry(ctx, tx, p.MerchantID, c.expiredAt); err != nil {
 		return Payin{}, err
 	}

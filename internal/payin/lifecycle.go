@@ -402,6 +402,9 @@ func (s *Service) issuePayCodeJob(ctx context.Context, tx *store.Tx, j job.Job, 
 	if _, err := tx.ExecContext(ctx, `UPDATE payins SET pay_code = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, r.payCode, r.updatedAt, r.uuid, r.merchantID); err != nil {
 		return err
 	}
+	if err := claimPayCode(ctx, tx, r); err != nil {
+		return err
+	}
 	return s.emit(ctx, tx, r, "payin.pay_code", now)
 }
 
@@ -462,6 +465,9 @@ func (s *Service) ConfirmOTP(ctx context.Context, tx *store.Tx, p merchant.Princ
 	r.payCode = s.otpPayCode(r)
 	r.updatedAt = now.UnixMilli()
 	if _, err := tx.ExecContext(ctx, `UPDATE payins SET stage = '', pay_code = $1, updated_at = $2 WHERE uuid = $3 AND merchant_id = $4`, r.payCode, r.updatedAt, r.uuid, r.merchantID); err != nil {
+		return OTPOutcome{}, err
+	}
+	if err := claimPayCode(ctx, tx, r); err != nil {
 		return OTPOutcome{}, err
 	}
 	if err := s.emit(ctx, tx, r, "payin.pay_code", now); err != nil {

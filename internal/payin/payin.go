@@ -134,6 +134,7 @@ type Payin struct {
 	WebhookNotification *webhook.Target   `json:"webhook_notification"`
 	Metadata            map[string]string `json:"metadata"`
 	RefundInformation   RefundInformation `json:"refund_information"`
+	BankReference       *string           `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a payin a bank feed received."`
 	CreatedAt           clock.Time        `json:"created_at"`
 	UpdatedAt           clock.Time        `json:"updated_at"`
 }
@@ -162,19 +163,20 @@ type row struct {
 	endpointURL, authorizationHeader     string
 	otpAttempts                          int
 	balanceID                            *string
+	bankReference                        *string
 	expiredAt, createdAt, updatedAt      int64
 }
 
 const rowColumns = `uuid, merchant_id, account_id, method, currency, status, stage, amount, gst, gst_amount, total, paid_amount,
 	fee, reserve, refunded, last_refund, refund_description, name, email, external_id, description, params, pay_code, metadata,
-	endpoint_url, authorization_header, otp_attempts, balance_id, expired_at, created_at, updated_at`
+	endpoint_url, authorization_header, otp_attempts, balance_id, bank_reference, expired_at, created_at, updated_at`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := sc.Scan(&r.uuid, &r.merchantID, &r.accountID, &r.method, &r.currency, &r.status, &r.stage, &r.amount, &r.gst,
 		&r.gstAmount, &r.total, &r.paid, &r.fee, &r.reserve, &r.refunded, &r.lastRefund, &r.refundDescription, &r.name, &r.email,
 		&r.externalID, &r.description, &r.params, &r.payCode, &r.metadata, &r.endpointURL, &r.authorizationHeader,
-		&r.otpAttempts, &r.balanceID, &r.expiredAt, &r.createdAt, &r.updatedAt)
+		&r.otpAttempts, &r.balanceID, &r.bankReference, &r.expiredAt, &r.createdAt, &r.updatedAt)
 	if err != nil {
 		return row{}, err
 	}
@@ -202,6 +204,7 @@ func (r row) view() Payin {
 		ExpiredAt: clock.Time{T: clock.FromMillis(r.expiredAt)}, PayBy: string(m.Family),
 		RefundInformation: RefundInformation{TotalAmount: money.StringOf(r.paid, c), RefundAmount: money.StringOf(r.refunded, c), Description: r.refundDescription},
 		CreatedAt:         clock.Time{T: clock.FromMillis(r.createdAt)}, UpdatedAt: clock.Time{T: clock.FromMillis(r.updatedAt)},
+		BankReference: r.bankReference,
 	}
 	p.PayCode, p.PayinMethodParams, p.Metadata = map[string]any{}, map[string]any{}, map[string]string{}
 	json.Unmarshal([]byte(r.payCode), &p.PayCode)

@@ -24,9 +24,10 @@ import (
 //     and a rail's cut-off, never by a merchant's transaction, so that a
 //     payout's hand-over to a rail stays on its merchant's node; migration
 //     0028: inbox_files, inbox_entries and bank_exceptions, written by the
-//     inbox readers beside the merchant's rows an entry changes). (The job
-//     queue did until migration 0023 keyed it by merchant: a transaction
-//     that enqueued a job committed in two phases.)
+//     inbox readers beside the merchant's rows an entry changes; migration
+//     0029: feeds and feed_entries, the bank feeds' and their entries').
+//     (The job queue did until migration 0023 keyed it by merchant: a
+//     transaction that enqueued a job committed in two phases.)
 //
 // It runs again after every Apply and does only what is not done. On
 // plain PostgreSQL and SQLite nothing happens.
