@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -70,12 +71,22 @@ func main() {
 
 // run dispatches args to a command and returns the process exit code.
 func run(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
+		fmt.Fprintln(env.stdout, version())
+		return 0
+	}
 	cmd, rest, ok := findCommand(args)
 	if !ok {
-		usage(env.stderr)
-		if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		switch {
+		case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
+			usage(env.stderr)
 			return 0
+		case len(args) > 0 && !isGroup(args[0]):
+			fmt.Fprintf(env.stderr, "payd: unknown command %q\n", strings.Join(args[:1], " "))
+		case len(args) > 1:
+			fmt.Fprintf(env.stderr, "payd: unknown command %q\n", strings.Join(args[:2], " "))
 		}
+		usage(env.stderr)
 		return 2
 	}
 	if err := cmd.run(ctx, env, rest); err != nil {
@@ -92,6 +103,40 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	return 0
 }
 
+// isGroup reports whether word opens commands of two words (merchant, rail…).
+func isGroup(word string) bool {
+	for _, c := range commands() {
+		if strings.HasPrefix(c.name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// version is the module's version and the commit the binary was built
+// from, as the Go toolchain stamped them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "payd (unknown build)"
+	}
+	v, commit, dirty := info.Main.Version, "", ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = " (modified)"
+			}
+		}
+	}
+	if commit == "" {
+		commit = "unknown"
+	}
+	return fmt.Sprintf("payd %s, commit %s%s, %s", v, commit, dirty, info.GoVersion)
+}
+
 func findCommand(args []string) (command, []string, bool) {
 	for _, c := range commands() {
 		words := strings.Fields(c.name)
@@ -103,7 +148,7 @@ func findCommand(args []string) (command, []string, bool) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: payd <command> [flags]   (payd <command> -h for its flags)")
+	fmt.Fprintln(w, "usage: payd <command> [flags]   (payd <command> -h for its flags; payd --version)")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-26s %s\n", c.name, c.summary)

@@ -158,6 +158,16 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// TestVersion: payd --version prints the version and commit the binary
+// was built from, and nothing on standard error.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	got := payd(t, "--version")
+	if got.code != 0 || !strings.HasPrefix(got.stdout, "payd ") || !strings.Contains(got.stdout, "commit ") || got.stderr != "" {
+		t.Errorf("payd --version: exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
+}
+
 func TestRunDispatch(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -166,12 +176,12 @@ func TestRunDispatch(t *testing.T) {
 		wantCode   int
 		wantStderr string
 	}{
-		{"unknown command", []string{"frobnicate"}, 2, "usage: payd <command>"},
-		{"unknown subcommand", []string{"merchant", "delete"}, 2, "usage: payd <command>"},
+		{"unknown command", []string{"frobnicate"}, 2, "payd: unknown command \"frobnicate\"\nusage: payd <command>"},
+		{"unknown subcommand", []string{"merchant", "delete"}, 2, "payd: unknown command \"merchant delete\"\nusage: payd <command>"},
 		{"group without subcommand", []string{"merchant"}, 2, "usage: payd <command>"},
 		{"help", []string{"help"}, 0, "usage: payd <command>"},
 		{"--help", []string{"--help"}, 0, "usage: payd <command>"},
-		{"no arguments", nil, 0, "usage: payd <command>"},
+		{"no arguments", nil, 2, "usage: payd <command>"},
 		{"usage lists the operator commands", []string{"help"}, 0, "account update"},
 		{"command -h", []string{"merchant", "create", "-h"}, 0, "-currencies"},
 		{"unknown flag", []string{"migrate", "--frobnicate"}, 2, "flag provided but not defined: -frobnicate"},

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"payd/internal/clock"
@@ -247,20 +249,34 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 	})
 }
 
+// optionalRate is a rate flag that may be left out (nil: unchanged), so
+// that its help shows no default.
+type optionalRate struct{ v *int64 }
+
+func (r *optionalRate) String() string {
+	if r == nil || r.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*r.v, 10)
+}
+
+func (r *optionalRate) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return errors.New("must be a whole number of requests per second, 0 or more")
+	}
+	r.v = &n
+	return nil
+}
+
 func runMerchantLimits(ctx context.Context, env *cliEnv, args []string) error {
 	o := newOperator(env, "merchant limits")
 	id := o.need("merchant", "merchant id")
-	write := o.Int64("write-rate", -1, fmt.Sprintf("POST and PUT requests per second (0: the default, %d)", ratelimit.DefaultWriteRate))
-	read := o.Int64("read-rate", -1, fmt.Sprintf("GET requests per second (0: the default, %d)", ratelimit.DefaultReadRate))
+	var write, read optionalRate
+	o.Var(&write, "write-rate", fmt.Sprintf("`N` POST and PUT requests per second (0: the default, %d; unset: unchanged)", ratelimit.DefaultWriteRate))
+	o.Var(&read, "read-rate", fmt.Sprintf("`N` GET requests per second (0: the default, %d; unset: unchanged)", ratelimit.DefaultReadRate))
 	return o.run(ctx, args, nil, func(_ *merchant.Service, db *store.DB) (answer, error) {
-		var w, r *int64
-		if *write >= 0 {
-			w = write
-		}
-		if *read >= 0 {
-			r = read
-		}
-		limits, err := ratelimit.SetLimits(ctx, db, *id, w, r)
+		limits, err := ratelimit.SetLimits(ctx, db, *id, write.v, read.v)
 		return answer{value: limits, text: func(out io.Writer) {
 			show := func(v, def int64) string {
 				if v == 0 {
