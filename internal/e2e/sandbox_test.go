@@ -59,6 +59,58 @@ func TestSandboxClockReadsAndMoves(t *testing.T) {
 	})
 }
 
+// TestSandboxClockReset: POST /v2/sandbox/clock/reset starts a moved clock
+// over at the real time (CONTRACT §25) and answers {"now"}; records keep
+// the times the moved clock gave them; an access token issued on the moved
+// clock keeps what was left of its hour, one that had expired there stays
+// expired; the clock moves forward again from the real time; another
+// merchant's clock is not touched.
+func TestSandboxClockReset(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		ms := p.merchant("AUD")
+		m, other := ms["AUD"], p.merchant("AUD")["AUD"]
+		early := p.bearerFor(m)
+		p.advance(m, 2*86400)
+		p.advance(other, 86400)
+		ahead := p.bearerFor(m)
+		moved := p.clockNow(m)
+		p.simulateDeposit(m, m.AccountNumber, "10")
+
+		r := p.post("/v2/sandbox/clock/reset", m, nil)
+		want(t, r, 200)
+		var answer map[string]string
+		r.Decode(t, &answer)
+		now, err := time.Parse(time.RFC3339Nano, answer["now"])
+		if len(answer) != 1 || err != nil || time.Since(now).Abs() > time.Minute {
+			t.Fatalf("reset answered %s, want exactly {\"now\"} at the real time", r.Body)
+		}
+		if got := p.clockNow(m); time.Since(got).Abs() > time.Minute {
+			t.Errorf("after the reset the clock reads %s, %s off the real time", got, time.Since(got))
+		}
+		if got := p.clockNow(other); got.Sub(time.Now()) < 23*time.Hour {
+			t.Errorf("another merchant's clock reads %s after this one's reset, want still a day ahead", got)
+		}
+		history := p.history(m, "size=1") // newest first: the deposit's
+		if len(history.Records) != 1 {
+			t.Fatalf("no balance record of the deposit")
+		}
+		if created, err := time.Parse(time.RFC3339Nano, history.Records[0].CreatedAt); err != nil || created.Before(moved.Add(-time.Minute)) {
+			t.Errorf("the deposit's record made on the moved clock reads %q after the reset, want the moved clock's time (about %s)", history.Records[0].CreatedAt, moved)
+		}
+		if r := p.get("/v2/balances/detail", ahead); r.Status != 200 {
+			t.Errorf("a token issued on the moved clock: %d after the reset, want 200 (what was left of its hour)", r.Status)
+		}
+		if r := p.get("/v2/balances/detail", early); r.Status != 401 {
+			t.Errorf("a token that had expired on the moved clock: %d after the reset, want 401", r.Status)
+		}
+		p.advance(m, 3600)
+		if got := p.clockNow(m); got.Sub(time.Now()) < 59*time.Minute || got.Sub(time.Now()) > 61*time.Minute {
+			t.Errorf("an hour's advance after the reset reads %s", got)
+		}
+	})
+}
+
 // TestSandboxClockRefusals: a clock never moves back and takes exactly one of
 // advance_seconds and now; refused requests leave it where it was.
 func TestSandboxClockRefusals(t *testing.T) {

@@ -29,6 +29,10 @@ func (a *API) sandboxRoutes() []route {
 			summary:     "Sandbox: move the merchant's test clock forward and run what became due.",
 			description: "Give exactly one of advance_seconds and now. The answer comes after the work that became due (expiries, scheduled payouts, end-of-day settlements, report generation, reserve releases, clearing of deposits) has run. A test clock never moves back. Every request that starts after the answer, on any payd process of the deployment, runs on the new time (servers trust an authenticated app for 100 ms; the move waits that long before it answers). Should that work still be running after " + clockWorkLimitText + ", the answer is 503 CLOCK_WORK_RUNNING: the clock has moved, the workers carry on, and POST {\"advance_seconds\": 0} waits for the rest.",
 			body:        clockRequest{}, response: clockView{}, status: 200, codes: []string{codeClockWorkRunning}, handle: a.advanceClock},
+		{method: "POST", path: "/v2/sandbox/clock/reset", auth: authKeys, sandboxOnly: true,
+			summary:     "Sandbox: start the merchant's test clock over at the real time.",
+			description: "The one way a test clock goes back: it reads the deployment's real time again, so that a client that keeps wall-clock time works after the clock was moved. Records keep the times they were given; work scheduled on the moved clock (expiries, scheduled payouts, settlements) runs when the real time reaches it. An access token issued on the moved clock keeps what was left of its lifetime there, and one that had expired there stays expired. Takes no body.",
+			response: clockView{}, status: 200, handle: a.resetClock},
 	}
 }
 
@@ -103,6 +107,16 @@ func (a *API) advanceClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.runDue(w, r, p.MerchantID, now); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeJSON(w, r, http.StatusOK, clockView{Now: clock.Time{T: now}})
+}
+
+func (a *API) resetClock(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	now, err := inTx(a, r, func(tx *store.Tx) (time.Time, error) { return a.Merchants.ResetClock(r.Context(), tx, p.MerchantID) })
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}

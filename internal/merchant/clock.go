@@ -106,3 +106,31 @@ func (s *Service) AdvanceClock(ctx context.Context, tx *store.Tx, merchantID str
 	s.principalChanged(tx)
 	return target, nil
 }
+
+// ResetClock sets merchantID's test clock back to the deployment's own time
+// and returns it (CONTRACT §25: the one exception to "a test clock never
+// moves back", so that a developer who moved it can run a wall-clock client
+// again). Records keep their times, and work scheduled on the moved clock
+// runs when the real time reaches it. Each access token alive on the moved
+// clock keeps what was left of its lifetime, and one that had expired there
+// stays expired: else a token issued a year ahead would be good for a year.
+func (s *Service) ResetClock(ctx context.Context, tx *store.Tx, merchantID string) (time.Time, error) {
+	var offset int64
+	if err := tx.QueryRowContext(ctx, `SELECT clock_offset_ms FROM merchants WHERE id = $1`+tx.DB().ForUpdate(), merchantID).Scan(&offset); err != nil {
+		if isNoRows(err) {
+			return time.Time{}, fault.NotFoundf("no merchant %s", merchantID)
+		}
+		return time.Time{}, fmt.Errorf("reset clock: %w", err)
+	}
+	real := s.clock.Now().Truncate(time.Millisecond)
+	moved := real.Add(time.Duration(offset) * time.Millisecond)
+	if _, err := tx.ExecContext(ctx, `UPDATE merchants SET clock_offset_ms = 0 WHERE id = $1`, merchantID); err != nil {
+		return time.Time{}, fmt.Errorf("reset clock: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE access_tokens SET expires_at = CASE WHEN expires_at > $2 THEN expires_at - $3 ELSE $4 END
+		WHERE merchant_id = $1 AND expires_at > $4`, merchantID, moved.UnixMilli(), offset, real.UnixMilli()); err != nil {
+		return time.Time{}, fmt.Errorf("reset clock: %w", err)
+	}
+	s.principalChanged(tx)
+	return real, nil
+}
