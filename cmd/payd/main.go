@@ -50,6 +50,7 @@ func commands() []command {
 		{"treasury review", "approve or reject a treasury account in review", runTreasuryReview},
 		{"ledger verify", "check every ledger invariant; exit 1 on any break", runLedgerVerify},
 		{"report rotate-key", "sign report links with a new key (links already out stay valid until they expire)", runReportRotateKey},
+		{"webhook verify", "check a webhook delivery's signature, its body on standard input: exit 0 valid, 1 not", runWebhookVerify},
 		{"rail set", "set a bank-file rail: the methods it pays in its currency, its format, debtor, cut-offs and outbox", runRailSet},
 		{"rail list", "list the bank-file rails, what waits for each and its next cut-off", runRailList},
 		{"rail unset", "stop a rail taking transfers (what waits still goes into its next file)", runRailUnset},
@@ -58,6 +59,13 @@ func commands() []command {
 		{"bankfile get", "write a bank file's bytes (NAME) to standard output", runBankfileGet},
 		{"bankfile cut", "make a rail's cut-off now: what waits goes into a file", runBankfileCut},
 		{"bankfile outcome", "apply what the bank said another way: a transfer (--reference) done, failed or returned, or a file (--file) done", runBankfileOutcome},
+		{"feed set", "set a bank feed: the operator's account whose statements payd reads from its inbox", runFeedSet},
+		{"feed list", "list the bank feeds", runFeedList},
+		{"feed unset", "stop reading a feed's inbox", runFeedUnset},
+		{"feed import", "apply one bank file (FILE) to a feed by hand: camt.053/054, BAI2 or MT940", runFeedImport},
+		{"feed exceptions", "list the bank entries left for the operator (--all: resolved ones too)", runFeedExceptions},
+		{"feed match", "apply an exception's entry (--entry) to the record it is for", runFeedMatch},
+		{"feed ignore", "close an exception (--entry) without applying its entry", runFeedIgnore},
 		{"audit list", "list the operator audit log: who ran which command that changes something, when", runAuditList},
 	}
 }

@@ -44,8 +44,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		"auto: when the PostgreSQL server runs without autovacuum, payd ANALYZEs its own tables as autovacuum would, so that the planner knows their sizes; off: never")
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
+	feedPoll := f.setting("feed-poll", "PAYD_FEED_POLL", "30s", "how often the bank feeds' inboxes are read (1s to 24h)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	poll, err := time.ParseDuration(*feedPoll)
+	if err != nil || poll < time.Second || poll > 24*time.Hour {
+		return usageError{"--feed-poll: must be a duration from 1s to 24h, such as 30s"}
 	}
 	if *analyze != "auto" && *analyze != "off" {
 		return usageError{"--analyze: must be auto or off"}
@@ -78,7 +83,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
-		BankFileKillAt: bankfile.Step(env.getenv(killEnv)),
+		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll,
 	})
 	if err != nil {
 		return err

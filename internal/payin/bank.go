@@ -106,9 +106,10 @@ func ByPayCode(ctx context.Context, q store.Querier, detail string) ([]Candidate
 // details found are compared exactly.
 func likeEscape(s string) string { return strings.ReplaceAll(s, "%", "") }
 
-// ByUUID is the payin whose uuid is token (any case), if there is one.
+// ByUUID is the payin whose uuid is token (any case: uuids are upper-case
+// base 36), if there is one.
 func ByUUID(ctx context.Context, q store.Querier, token string) (Candidate, bool, error) {
-	token = strings.ToLower(token)
+	token = strings.ToUpper(token)
 	if len(token) != store.UUIDLen {
 		return Candidate{}, false, nil
 	}

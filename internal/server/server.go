@@ -17,6 +17,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
+	"payd/internal/feed"
 	"payd/internal/gateway"
 	"payd/internal/httpapi"
 	"payd/internal/idempotency"
@@ -78,6 +79,9 @@ type Config struct {
 	// BankFileKillAt kills the process at a step of a cut-off or a delivery
 	// (the crash tests; PAYD_TEST_BANKFILE_KILL).
 	BankFileKillAt bankfile.Step
+	// FeedPoll is how often the bank feeds' inboxes are read (--feed-poll;
+	// default feed.DefaultPoll).
+	FeedPoll time.Duration
 }
 
 // Server is a running payd's parts.
@@ -101,6 +105,7 @@ type Server struct {
 	Portal      *portal.Service
 	Gateway     *gateway.Service
 	Files       *bankfile.Files
+	Feeds       *feed.Service
 	Pages       *web.Pages
 	API         *httpapi.API
 	Metrics     *httpapi.Metrics
@@ -217,6 +222,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
+	s.Feeds = feed.New(feed.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Payins: s.Payins, PayIDs: s.PayIDs, Deposits: s.Deposits, Files: s.Files,
+		PollEvery: cfg.FeedPoll, KillAt: cfg.BankFileKillAt})
 	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})
 	s.Reconcile = reconcile.NewService(reconcile.Deps{DB: db, Clock: merchantClock})
 	var cards gateway.CardNetwork = gateway.NoCards{}
@@ -287,6 +294,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() { s.schedulePeriodic(workCtx) })
 	wg.Go(func() { s.Webhooks.Run(workCtx) })
 	wg.Go(func() { s.Files.Run(workCtx) })
+	wg.Go(func() { s.Feeds.Run(workCtx) })
 	if s.cfg.Analyze {
 		wg.Go(func() { s.keepStatistics(workCtx) })
 	}
@@ -393,6 +401,8 @@ func (s *Server) registerGauges() {
 		gauge(s.Files.InboxRejected))
 	s.Metrics.CounterFunc("payd_bankfile_inbox_unknown_references_total", "Bank references the rails' status reports named of no transfer of their files (nothing changed).",
 		gauge(s.Files.InboxUnknownReferences))
+	s.Metrics.GaugeFunc("payd_feed_exceptions_open", "Bank feed entries left for the operator (payd feed exceptions), not yet matched or ignored.",
+		gauge(func(ctx context.Context) (int64, error) { return feed.OpenExceptions(ctx, s.DB.Read()) }))
 	s.Metrics.GaugeFunc("payd_bankfile_transfers_waiting", "Transfers handed to a bank-file rail that wait for its next cut-off, on every rail.", gauge(s.Files.Waiting))
 	s.Metrics.GaugeFunc("payd_bankfile_last_delivery_timestamp_seconds", "When a bank file was last delivered to its outbox, on any rail (Unix seconds; 0 before the first).",
 		func() float64 {

@@ -1,0 +1,374 @@
+package feed
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+
+	"payd/internal/bankchannel"
+	"payd/internal/inbox"
+	"payd/internal/iso20022"
+	"payd/internal/rail/bankfile"
+	"payd/internal/statement"
+	"payd/internal/statement/bai2"
+	"payd/internal/statement/mt940"
+	"payd/internal/store"
+)
+
+// ImportStatus is what became of a file (payd feed import --json).
+type ImportStatus string
+
+const (
+	// Applied: its entries are applied now (or were, by a poll the import
+	// resumed).
+	Applied ImportStatus = "applied"
+	// Duplicate: the same bytes were applied before: nothing applied twice.
+	Duplicate ImportStatus = "duplicate"
+	// Rejected: refused whole, nothing of it applied.
+	Rejected ImportStatus = "rejected"
+)
+
+// Imported is what an import did, as payd feed import --json shows it
+// (CONTRACT §25): the file's SHA-256, its status, its booked entries, how
+// many of them moved something, how many became exceptions, and a
+// rejection's reason.
+type Imported struct {
+	SHA256     string       `json:"sha256"`
+	Status     ImportStatus `json:"status"`
+	Entries    int          `json:"entries"`
+	Applied    int          `json:"applied"`
+	Exceptions int          `json:"exceptions"`
+	Reason     string       `json:"reason"`
+}
+
+// file is a feed's file being taken.
+type file struct {
+	feed    Feed
+	name    string
+	sha256  string
+	content []byte
+	format  statement.Format
+	header  statement.Header
+}
+
+// Import applies the file name, whose bytes are content, to feed f: once,
+// by its SHA-256 (the same bytes again are Duplicate, nothing applied
+// twice; a file stopped by a crash is resumed), or rejected whole, decided
+// before anything is applied. The returned error is a failure to apply
+// (the database), after which the file is tried again where it stopped;
+// a refusal of the file is an answer (Rejected, Reason).
+func (s *Service) Import(ctx context.Context, f Feed, name string, content []byte) (Imported, error) {
+	sum := sha256.Sum256(content)
+	fl := file{feed: f, name: name, sha256: hex.EncodeToString(sum[:]), content: content}
+	status, err := inbox.StatusOf(ctx, s.DB.Read(), fl.sha256)
+	if err != nil {
+		return Imported{}, err
+	}
+	switch status {
+	case inbox.Applied:
+		got, err := s.imported(ctx, fl.sha256)
+		got.Status = Duplicate
+		return got, err
+	case inbox.Rejected:
+		got, err := s.imported(ctx, fl.sha256)
+		got.Status = Rejected
+		return got, err
+	}
+	refusal := s.decide(&fl)
+	switch {
+	case refusal != "" && status == inbox.Applying:
+		// Taken once, some of it may be applied: it is not rejected now.
+		return Imported{}, fmt.Errorf("file %s (%s) is applying since an earlier read and is now refused (%s): left for the operator", name, fl.sha256, refusal)
+	case refusal != "":
+		return s.reject(ctx, fl, refusal)
+	}
+	if err := s.apply(ctx, fl); err != nil {
+		return Imported{}, err
+	}
+	got, err := s.imported(ctx, fl.sha256)
+	got.Status = Applied
+	return got, err
+}
+
+// reader is a format's Read.
+type reader func(r io.Reader, each func(statement.Entry) error) (statement.Header, error)
+
+// readerOf is the reader of a bank feed's format.
+func readerOf(f statement.Format) (reader, bool) {
+	switch f {
+	case statement.Camt053, statement.Camt054:
+		return iso20022.ReadCamt, true
+	case statement.BAI2:
+		return bai2.Read, true
+	case statement.MT940:
+		return mt940.Read, true
+	}
+	return nil, false
+}
+
+// decide reads the whole file once without applying anything (its
+// format, schema, control totals), and says why it is refused whole, ""
+// when it is taken (CONTRACT §25: parse, schema, account, currency and
+// control totals are checked first).
+func (s *Service) decide(fl *file) string {
+	if int64(len(fl.content)) > s.MaxFileBytes {
+		return fmt.Sprintf("the file has %d bytes, more than the %d a feed file may have", len(fl.content), s.MaxFileBytes)
+	}
+	format, err := statement.Detect(fl.content)
+	if err != nil {
+		return err.Error()
+	}
+	read, ok := readerOf(format)
+	if !ok {
+		return fmt.Sprintf("a %s file is a reconciliation upload, not a bank feed's (camt.053, camt.054, BAI2, MT940)", format)
+	}
+	h, err := read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
+		return statement.CheckEntryText(e)
+	})
+	if err != nil {
+		return err.Error()
+	}
+	if h.Account.Digits() != fl.feed.Digits {
+		return fmt.Sprintf("it is a statement of account %s; feed %s is account %s", h.Account.Number, fl.feed.Name, fl.feed.Account)
+	}
+	if h.Account.Currency != fl.feed.Currency {
+		return fmt.Sprintf("it is in %s; feed %s is in %s", h.Account.Currency, fl.feed.Name, fl.feed.Currency)
+	}
+	fl.format, fl.header = format, h
+	return ""
+}
+
+// reject records the file as rejected with its reason and logs it.
+func (s *Service) reject(ctx context.Context, fl file, reason string) (Imported, error) {
+	now := s.Clock.Now().UnixMilli()
+	err := s.DB.Exec(ctx, func(tx *store.Tx) error {
+		// global lookup: inbox_files are operator records, no merchant's.
+		return tx.Send(ctx, `INSERT INTO inbox_files (sha256, source_kind, source, name, status, reason, received_at, finished_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (sha256) DO NOTHING`,
+			fl.sha256, string(bankfile.SourceFeed), fl.feed.Name, fl.name, string(inbox.Rejected), reason, now)
+	})
+	if err != nil {
+		return Imported{}, fmt.Errorf("record the rejection of %s: %w", fl.name, err)
+	}
+	s.Log.Warn("feed file rejected whole: nothing of it applied", "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256, "reason", reason)
+	return Imported{SHA256: fl.sha256, Status: Rejected, Reason: reason}, nil
+}
+
+// imported reads what inbox_files says of the file sha256.
+func (s *Service) imported(ctx context.Context, sha string) (Imported, error) {
+	got := Imported{SHA256: sha}
+	// global lookup: inbox_files are operator records, no merchant's.
+	err := s.DB.Read().QueryRowContext(ctx, `SELECT entries, applied, exceptions, reason FROM inbox_files WHERE sha256 = $1`, sha).
+		Scan(&got.Entries, &got.Applied, &got.Exceptions, &got.Reason)
+	if err != nil {
+		return Imported{}, fmt.Errorf("read inbox file %s: %w", sha, err)
+	}
+	return got, nil
+}
+
+// apply applies a decided file: the file recorded as applying (once), then
+// each booked entry not yet marked, in its own transaction with its mark,
+// then the file's done mark with its counts.
+func (s *Service) apply(ctx context.Context, fl file) error {
+	now := s.Clock.Now().UnixMilli()
+	err := s.DB.Exec(ctx, func(tx *store.Tx) error {
+		// global lookup: inbox_files are operator records, no merchant's.
+		return tx.Send(ctx, `INSERT INTO inbox_files (sha256, source_kind, source, name, format, document, status, entries, received_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256) DO NOTHING`,
+			fl.sha256, string(bankfile.SourceFeed), fl.feed.Name, fl.name, string(fl.format), fl.header.MessageID, string(inbox.Applying), fl.header.Booked, now)
+	})
+	if err != nil {
+		return fmt.Errorf("record inbox file %s: %w", fl.sha256, err)
+	}
+	read, _ := readerOf(fl.format)
+	first := true
+	_, err = read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
+		if e.Status != statement.Booked {
+			return nil
+		}
+		done, err := s.applyEntry(ctx, fl, e)
+		if err != nil {
+			return err
+		}
+		if done && first {
+			s.kill(StepApplying, "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256)
+			first = false
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", fl.name, err)
+	}
+	err = s.DB.Exec(ctx, func(tx *store.Tx) error {
+		// global lookup: inbox_files and inbox_entries are operator records, no merchant's.
+		return tx.Send(ctx, `UPDATE inbox_files SET status = $1, finished_at = $2,
+			applied = (SELECT count(*) FROM inbox_entries WHERE sha256 = $3 AND effect NOT IN ($4, $5)),
+			exceptions = (SELECT count(*) FROM inbox_entries WHERE sha256 = $3 AND effect = $4)
+			WHERE sha256 = $3 AND status = $6`,
+			string(inbox.Applied), s.Clock.Now().UnixMilli(), fl.sha256, string(EffectException), string(EffectDuplicate), string(inbox.Applying))
+	})
+	if err != nil {
+		return fmt.Errorf("mark inbox file %s applied: %w", fl.sha256, err)
+	}
+	s.Log.Info("feed file applied", "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256, "format", fl.format.String(),
+		"document", fl.header.MessageID, "entries", fl.header.Booked)
+	return nil
+}
+
+// mark is what an entry is marked applied by within its file: its key, or
+// for an entry without one its place in the file.
+func mark(e statement.Entry) string {
+	if e.Key == "" {
+		return "#" + strconv.Itoa(e.Index)
+	}
+	return e.Key
+}
+
+// applyEntry applies one booked entry and marks it, in one short
+// transaction: an entry marked in this file already (by a read before a
+// crash) is not applied again, nor one of the same key within the
+// account from another file (a notification, then the statement). done
+// reports that this call marked it.
+func (s *Service) applyEntry(ctx context.Context, fl file, e statement.Entry) (done bool, err error) {
+	err = s.DB.Exec(ctx, func(tx *store.Tx) error {
+		done = false
+		now := s.Clock.Now().UnixMilli()
+		var claimed string
+		// global lookup: inbox_entries are operator records, no merchant's.
+		err := tx.QueryRowContext(ctx, `INSERT INTO inbox_entries (sha256, entry_key, effect, applied_at) VALUES ($1, $2, '', $3)
+			ON CONFLICT (sha256, entry_key) DO NOTHING RETURNING entry_key`, fl.sha256, mark(e), now).Scan(&claimed)
+		if store.IsNoRows(err) {
+			return nil // applied before
+		}
+		if err != nil {
+			return err
+		}
+		done = true
+		res, err := s.applyOnce(ctx, tx, fl, e, now)
+		if err != nil {
+			return err
+		}
+		// global lookup: inbox_entries are operator records, no merchant's.
+		return tx.Send(ctx, `UPDATE inbox_entries SET effect = $1 WHERE sha256 = $2 AND entry_key = $3`, string(res.effect), fl.sha256, mark(e))
+	})
+	return done, err
+}
+
+// applyOnce applies e unless an entry of its key was applied in its
+// account before (Duplicate), recording it in feed_entries; an entry
+// without a key cannot be known again, and is an exception (CONTRACT §25:
+// unmatched).
+func (s *Service) applyOnce(ctx context.Context, tx *store.Tx, fl file, e statement.Entry, now int64) (result, error) {
+	if e.Key == "" {
+		return s.except(ctx, tx, fl.feed, fl.sha256, e, bankfile.Unmatched, "the entry has no bank reference to be known by: it cannot be applied by itself")
+	}
+	var claimed string
+	// global lookup: feed_entries are operator records, no merchant's.
+	err := tx.QueryRowContext(ctx, `INSERT INTO feed_entries (account, entry_key, feed, sha256, direction, amount, currency, effect, applied_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, '', $8) ON CONFLICT (account, entry_key) DO NOTHING RETURNING entry_key`,
+		fl.feed.accountKey(), e.Key, fl.feed.Name, fl.sha256, string(e.Direction), e.AmountMinor, e.Currency, now).Scan(&claimed)
+	if store.IsNoRows(err) {
+		return result{effect: EffectDuplicate}, nil
+	}
+	if err != nil {
+		return result{}, fmt.Errorf("record entry %s: %w", e.Key, err)
+	}
+	res, err := s.match(ctx, tx, fl.feed, fl.sha256, e)
+	if err != nil {
+		return result{}, err
+	}
+	return res, recordEffect(ctx, tx, fl.feed.accountKey(), e.Key, res)
+}
+
+// recordEffect writes what the entry key of account did.
+func recordEffect(ctx context.Context, tx *store.Tx, account, key string, res result) error {
+	var exception any
+	if res.exception != 0 {
+		exception = res.exception
+	}
+	// global lookup: feed_entries are operator records, no merchant's.
+	return tx.Send(ctx, `UPDATE feed_entries SET effect = $1, record_type = $2, record_owner = $3, record_id = $4, exception_id = $5
+		WHERE account = $6 AND entry_key = $7`, string(res.effect), res.recordType, res.owner, res.recordID, exception, account, key)
+}
+
+// kill ends the process at step when Deps.KillAt names it.
+func (s *Service) kill(step Step, attrs ...any) {
+	if s.KillAt == step {
+		s.Log.Warn("killing the process at a feed step (PAYD_TEST_BANKFILE_KILL)", append([]any{"step", string(step)}, attrs...)...)
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
+
+// poll reads every feed's inbox once: each file waiting there imported
+// and filed away (processed/ when applied or a duplicate, rejected/ when
+// refused). Another process's read of an inbox is left to it.
+func (s *Service) poll(ctx context.Context) error {
+	feeds, err := List(ctx, s.DB.Read())
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range feeds {
+		if err := inbox.Exclusive(ctx, s.DB, lockInbox, f.Inbox, func(ctx context.Context) error { return s.readInbox(ctx, f) }); err != nil {
+			errs = append(errs, fmt.Errorf("feed %s: %w", f.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lockInbox is the namespace of a feed inbox's lock.
+const lockInbox = "feed.inbox"
+
+// readInbox takes each file waiting in f's inbox.
+func (s *Service) readInbox(ctx context.Context, f Feed) error {
+	box, err := s.OpenInbox(ctx, f, s.MaxFileBytes)
+	if err != nil {
+		return err
+	}
+	defer box.Close()
+	names, err := box.List(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, name := range names {
+		if i == inbox.MaxFiles || ctx.Err() != nil {
+			break
+		}
+		if err := s.takeFile(ctx, box, f, name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// takeFile imports the inbox file name and files it away.
+func (s *Service) takeFile(ctx context.Context, box inbox.Box, f Feed, name string) error {
+	content, err := box.Get(ctx, name)
+	if errors.Is(err, bankchannel.ErrTooLarge) {
+		s.Log.Warn("feed file rejected whole: too large", "feed", f.Name, "file", name, "err", err)
+		return box.Move(ctx, name, bankchannel.Rejected)
+	}
+	if err != nil {
+		return err
+	}
+	got, err := s.Import(ctx, f, name, content)
+	if err != nil {
+		return err
+	}
+	if got.Status == Duplicate {
+		s.Log.Info("feed file applied before: filed away again, nothing applied twice", "feed", f.Name, "file", name, "sha256", got.SHA256)
+	}
+	if got.Status == Rejected {
+		return box.Move(ctx, name, bankchannel.Rejected)
+	}
+	return box.Move(ctx, name, bankchannel.Processed)
+}
