@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,4 +299,57 @@ func TestFeedDay(t *testing.T) {
 func jsonNumber(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestFeedImportCrash: payd serve killed with SIGKILL once it has applied
+// the first entry of a feed's notification (PAYD_TEST_BANKFILE_KILL=
+// applying) leaves the file in the inbox, applying; the restart applies
+// the rest, each payin received once with one webhook, the file in
+// processed/, the ledger sound.
+func TestFeedImportCrash(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts payd processes")
+	}
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		feedName, inbox := feedFor(t, dsn, "AUD", "12345678")
+		proc := startProcess(t, dsn)
+		m := demoApp(t, proc, "AUD")
+		client := &payd{t: t, base: proc.base}
+		pinContact(t, client, m, "payer@example.com")
+		hooks := newEventLog(t)
+		var entries []feedtest.Entry
+		var uuids []string
+		for i := range 10 {
+			pi := pinCreate(t, client, m, pinWith(pinBody("AUD", "au_payid_npp_aud", 20+i), map[string]any{"email": "payer@example.com",
+				"webhook_notification": pinHookTo(hooks, "Bearer crash")}))
+			uuids = append(uuids, str(pi, "uuid"))
+			entries = append(entries, feedtest.Entry{Key: "CRASH" + str(pi, "uuid"), AmountMinor: int64(20+i) * 100, Remittance: "ORDER " + str(pi, "uuid")})
+		}
+		proc.cmd.Process.Signal(syscall.SIGKILL)
+		proc.cmd.Wait()
+		drop(t, inbox, "crash.xml", feedtest.Camt054(feedtest.File{MsgID: "CRASH", Account: "12345678", Currency: "AUD", Date: "2026-03-02", Entries: entries}))
+
+		killLog(t, killedAt(t, "applying", "serve", "--addr", "127.0.0.1:0", "--db", dsn))
+		if where := filed(inbox, "crash.xml"); where != "" {
+			t.Fatalf("after the crash the file is in %q, want still in the inbox", where)
+		}
+		proc = startProcess(t, dsn)
+		client = &payd{t: t, base: proc.base}
+		waitUntil(t, "the file applied after the restart", 60*time.Second, func() bool { return filed(inbox, "crash.xml") == "processed" })
+		for _, uuid := range uuids {
+			if d := pinDetail(t, client, m, uuid); str(d, "status") != "received" || str(d, "bank_reference") != "CRASH"+uuid {
+				t.Errorf("payin %s after the restart: %v %v", uuid, d["status"], d["bank_reference"])
+			}
+		}
+		waitUntil(t, "one payin.received per payin", 30*time.Second, func() bool { return hooks.count("payin.received") >= 10 })
+		if n := hooks.count("payin.received"); n != 10 {
+			t.Errorf("%d payin.received webhooks, want 10", n)
+		}
+		got, _ := feedImport(t, dsn, feedName, feedtest.Camt054(feedtest.File{MsgID: "CRASH", Account: "12345678", Currency: "AUD", Date: "2026-03-02", Entries: entries}))
+		if got["status"] != "duplicate" || got["applied"] != float64(10) {
+			t.Errorf("the file again: %v, want a duplicate with its 10 entries applied once", got)
+		}
+		ledgerVerifies(t, dsn)
+	})
 }
