@@ -120,7 +120,7 @@ func runFeedImport(ctx context.Context, env *cliEnv, args []string) error {
 	o := newOperator(env, "feed import")
 	name := o.need("name", "the feed whose account the file is a statement of")
 	who, checkActor := o.actor()
-	path, rest, err := fileArg(o, "feed import --name NAME", args)
+	path, rest, err := fileArg(o, "feed import --name FEED", args)
 	if err != nil {
 		return err
 	}

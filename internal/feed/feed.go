@@ -194,8 +194,14 @@ func digitsOf(s string) string {
 }
 
 // ErrInboxShared is the refusal of a feed whose inbox a rail or another
-// feed reads (CONTRACT §25: payd feed set exits 1).
+// feed reads (CONTRACT §25: payd feed set exits 1); errors.Is tells it.
 var ErrInboxShared = errors.New("the inbox is read already")
+
+// inboxShared is ErrInboxShared with its message.
+type inboxShared struct{ msg string }
+
+func (e *inboxShared) Error() string        { return e.msg }
+func (e *inboxShared) Is(target error) bool { return target == ErrInboxShared }
 
 // lockFeeds names the lock that makes feed sets one at a time: the check
 // of the inboxes reads what they write.
@@ -217,13 +223,13 @@ func (s *Service) Set(ctx context.Context, tx *store.Tx, set Settings) (Feed, er
 		if err != nil {
 			return Feed{}, err
 		}
-		return Feed{}, fmt.Errorf("%w: feed %s reads the inbox %s already: no two feeds share an inbox", ErrInboxShared, other, set.Inbox)
+		return Feed{}, &inboxShared{fmt.Sprintf("feed %s reads the inbox %s already: no two feeds share an inbox", other, set.Inbox)}
 	}
 	if rail, err := inbox.RailOf(ctx, tx, set.Inbox); err != nil || rail != "" {
 		if err != nil {
 			return Feed{}, err
 		}
-		return Feed{}, fmt.Errorf("%w: rail %s reads the inbox %s already: no feed shares an inbox with a rail", ErrInboxShared, rail, set.Inbox)
+		return Feed{}, &inboxShared{fmt.Sprintf("rail %s reads the inbox %s already: no feed shares an inbox with a rail", rail, set.Inbox)}
 	}
 	now := s.Clock.Now().UnixMilli()
 	// global lookup: feeds are operator records, no merchant's.
