@@ -286,6 +286,16 @@ func TestServeSandbox(t *testing.T) {
 		if code != 0 || took > 5*time.Second {
 			t.Errorf("after cancel, serve returned %d in %v, want 0 promptly; log:\n%s", code, took, s.stderr.String())
 		}
+		// The drain is logged step by step, in order.
+		log, last := s.stderr.String(), -1
+		for _, step := range []string{"shutting down: no new connections", "shutting down: every request answered", `"msg":"stopped"`} {
+			at := strings.Index(log, step)
+			if at <= last {
+				t.Errorf("the stop's log lacks %q after the step before; log:\n%s", step, log)
+				break
+			}
+			last = at
+		}
 
 		t.Run("second start", func(t *testing.T) {
 			again := serve(t, map[string]string{"PAYD_ADDR": "127.0.0.1:0"}, "--db", dsn)

@@ -307,12 +307,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case serveErr = <-errc:
 	case <-ctx.Done():
+		s.cfg.Log.Info("shutting down: no new connections; requests in flight get " + shutdownGrace.String() + " to finish")
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		serveErr = srv.Shutdown(shutdownCtx)
 		cancel()
+		if serveErr != nil {
+			s.cfg.Log.Warn("shutting down: requests still running after the grace were cut off", "err", serveErr)
+		} else {
+			s.cfg.Log.Info("shutting down: every request answered; stopping the workers (running jobs roll back and stay queued)")
+		}
 	}
 	stopWork()
 	wg.Wait()
+	if ctx.Err() != nil {
+		s.cfg.Log.Info("stopped")
+	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
