@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -349,6 +350,73 @@ func TestFeedImportCrash(t *testing.T) {
 		got, _ := feedImport(t, dsn, feedName, feedtest.Camt054(feedtest.File{MsgID: "CRASH", Account: "12345678", Currency: "AUD", Date: "2026-03-02", Entries: entries}))
 		if got["status"] != "duplicate" || got["applied"] != float64(10) {
 			t.Errorf("the file again: %v, want a duplicate with its 10 entries applied once", got)
+		}
+		ledgerVerifies(t, dsn)
+	})
+}
+
+// TestFeedDebitsAndReturns: a statement's booked debit of a bank file's
+// reference (the bank booked the ABA file as one debit) confirms its
+// transfers done, and a later return naming one of them makes it returned
+// with the return's reason and its funds back, each through the bank-file
+// rail's outcome function with its webhooks (CONTRACT §17, §25); a debit of
+// an unknown reference is unmatched; the same statement again changes
+// nothing; the ledger verifies.
+func TestFeedDebitsAndReturns(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		p := start(t, dsn)
+		railName, _ := inboxRail(t, dsn)
+		p.srv.Files.Forget()
+		feedName, inbox := feedFor(t, dsn, "AUD", "123456789")
+		m := p.merchant("AUD")["AUD"]
+		p.fund(m, "1000")
+		hooks := newEventLog(t)
+		created := p.createPayout(m, withHook(payoutBody("AUD", "au_bank_aud", "10", bsbOK, bsbOK), hooks, "Basic b2s="))
+		p.runDue(m)
+		shown := showFile(t, dsn, cutFile(t, dsn, railName))
+		if len(shown.Transfers) != 2 {
+			t.Fatalf("the file %+v", shown)
+		}
+		returned := shown.Transfers[1].BankReference
+		stmt := feedtest.File{MsgID: "STMT-DR", Account: "123456789", Currency: "AUD", Date: "2026-03-02", OpeningMinor: 500000, Entries: []feedtest.Entry{
+			{Key: "BECS0001", AmountMinor: 2000, Debit: true, Reference: shown.FileReference, Remittance: "PAYD FILE " + shown.Name},
+			{Key: "BECS0002", AmountMinor: 999, Debit: true, Reference: "NOSUCHREF0000001"},
+		}}
+		drop(t, inbox, "stmt-1.xml", feedtest.Camt053(stmt))
+		p.pollFeeds()
+		if got := txStatuses(p.payoutDetail(m, str(created, "uuid"))); strings.Join(got, ",") != "done,done" {
+			t.Errorf("after the file's debit: %v, want both done", got)
+		}
+		exc := feedExceptions(t, dsn, false)
+		if len(exc) != 1 || exc["BECS0002"].Kind != "unmatched" || exc["BECS0002"].Feed != feedName {
+			t.Errorf("exceptions %+v, want the unknown debit unmatched", exc)
+		}
+		before := minorUnits(t, p.balanceOf(m, "AUD").Available, "AUD")
+		ret := feedtest.File{MsgID: "STMT-RT", Account: "123456789", Currency: "AUD", Date: "2026-03-03", OpeningMinor: 498001, Entries: []feedtest.Entry{
+			{Key: "NPPRT0001", AmountMinor: 1000, Return: true, Reference: returned, ReturnReason: "AC04 Account closed"},
+		}}
+		for _, name := range []string{"return.xml", "return-again.xml"} {
+			drop(t, inbox, name, feedtest.Camt053(ret))
+			p.pollFeeds()
+		}
+		txs := p.txByUUID(m, str(created, "uuid"))
+		var statuses []string
+		for _, tx := range txs {
+			statuses = append(statuses, str(tx, "status")+" "+str(tx, "failure_reason"))
+		}
+		slices.Sort(statuses)
+		if strings.Join(statuses, ",") != "done ,returned AC04 Account closed" {
+			t.Errorf("after the return: %q", statuses)
+		}
+		if after := minorUnits(t, p.balanceOf(m, "AUD").Available, "AUD"); after != before+1050 {
+			t.Errorf("available %d after the return, want %d (the transfer and its fee back)", after, before+1050)
+		}
+		waitUntil(t, "the transfers' webhooks", 10*time.Second, func() bool {
+			return hooks.count("payout_transaction.done") == 2 && hooks.count("payout_transaction.returned") == 1
+		})
+		if filed(inbox, "return-again.xml") != "processed" || hooks.count("payout_transaction.returned") != 1 {
+			t.Errorf("the return again: %q, %d returned webhooks", filed(inbox, "return-again.xml"), hooks.count("payout_transaction.returned"))
 		}
 		ledgerVerifies(t, dsn)
 	})
