@@ -49,13 +49,16 @@ type tenantRecords struct {
 	historyCursor string
 	// reportID is A's AUD daily report; reportLink its file_url.
 	reportID, reportLink string
+	// statementID is a bank statement A uploaded; lineID its one line.
+	statementID, lineID string
 }
 
 // identifiers are A's identifiers that no answer to B may contain.
 func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
-		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink, a.reportID}
+		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink, a.reportID,
+		a.statementID, a.lineID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -114,6 +117,10 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 		t.Fatal(err)
 	}
 	a.treasuryNumber = treasury.PublicID
+	up := p.uploadStatement(aud, []byte("date,amount,reference,description\n2026-03-02,5.00,A-REF,a credit of A's\n"), "12345678")
+	want(t, up, 201)
+	a.statementID = str(up.JSON(t), "id")
+	a.lineID = str(p.get("/v2/reconciliation/statements/detail?id="+a.statementID, aud).JSON(t)["lines"].([]any)[0].(map[string]any), "id")
 	tr := p.post("/v2/transfers", aud, map[string]any{"amount": "5", "description": "to treasury", "treasury_account_id": a.treasuryNumber})
 	want(t, tr, 201)
 	a.transferUUID = str(tr.JSON(t), "uuid")
@@ -372,6 +379,19 @@ func tenancyCases(a tenantRecords, bCustomerID string, bReportLink func(set map[
 			body: map[string]any{"treasury_account_id": a.treasuryNumber, "outcome": "approved"}, status: 404, code: nf},
 		{name: "balances of A's treasury account", method: "GET", path: "/v2/balances/detail?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "history of A's treasury account", method: "GET", path: "/v2/balances/history?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
+		{name: "statement detail", method: "GET", path: "/v2/reconciliation/statements/detail?id=" + a.statementID, as: "AUD", status: 404, code: nf},
+		{name: "match A's statement line", method: "POST", path: "/v2/reconciliation/lines/match", as: "AUD",
+			body: map[string]any{"line_id": a.lineID, "type": "settlement", "uuid": a.settlementUUID}, status: 404, code: nf},
+		{name: "unmatch A's statement line", method: "POST", path: "/v2/reconciliation/lines/unmatch", as: "AUD", body: map[string]any{"line_id": a.lineID}, status: 404, code: nf},
+		{name: "ignore A's statement line", method: "POST", path: "/v2/reconciliation/lines/ignore", as: "AUD",
+			body: map[string]any{"line_id": a.lineID, "reason": "not mine"}, status: 404, code: nf},
+		{name: "statement of the bank account A settles to", method: "POST", path: "/v2/reconciliation/statements", as: "AUD",
+			form:   map[string]string{"account_number": "12345678"},
+			files:  map[string]kycFile{"file": {filename: "b.csv", data: []byte("date,amount,reference,description\n2026-03-02,10.00,X,B's\n")}},
+			status: 201},
+		{name: "payins export of A's treasury account", method: "GET", path: "/v2/exports/payins.csv?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
+		{name: "payouts export of A's treasury account", method: "GET", path: "/v2/exports/payouts.csv?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
+		{name: "balance history export of A's treasury account", method: "GET", path: "/v2/exports/balance_history.csv?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "payin link detail", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "NZD", status: 404, code: nf},
 		{name: "payin link detail with an app of another currency", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "AUD", status: 404, code: nf},
 		{name: "payin link deliveries", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.payinLink, as: "NZD", status: 200},
@@ -623,7 +643,7 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
 					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all", "/v1/payment_requests",
-					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements", "/v2/reports/settlements"} {
+					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements", "/v2/reports/settlements", "/v2/reconciliation/statements"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)

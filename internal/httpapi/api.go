@@ -146,6 +146,9 @@ type route struct {
 	// contentType is the success answer's media type (default application/json).
 	contentType string
 	status      int
+	// repeatStatus is a second success status with the same answer (a
+	// repeated upload's 200 beside a new one's 201); 0 for none.
+	repeatStatus int
 	// codes are the error codes of the route's own rules (see errorCodes);
 	// routeErrors adds those every route of its kind shares. The document's
 	// error statuses derive from them.
@@ -261,6 +264,8 @@ func (a *API) table() []route {
 	out = append(out, a.reportRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
 	out = append(out, a.payinLinkRoutes()...)
+	out = append(out, a.reconcileRoutes()...)
+	out = append(out, a.exportRoutes()...)
 	return out
 }
 

@@ -40,6 +40,7 @@ var stringEnums = map[string]struct {
 	"gateway.CardSummary.Brand":      {constants: []string{"gateway.BrandVisa", "gateway.BrandMastercard", "gateway.BrandAmex"}},
 	"treasury.Account.Status":        {constants: []string{"merchant.TreasuryActive", "merchant.TreasuryInReview", "merchant.TreasuryRejected"}},
 	"transfer.Request.Direction":     {constants: []string{"transfer.directionIn", "transfer.directionOut"}},
+	"reconcile.Summary.Format":       {constants: []string{"statement.Camt053", "statement.BAI2", "statement.CSV"}},
 	"gateway.Payment.Currency":       {literal: "PayID payments are in AUD"},
 	"gateway.Payment.PaidWith":       {literal: "the two ways a gateway payment is paid, or none yet"},
 	"gateway.Link.Currency":          {literal: "the currencies of the Payment Gateway 3 catalogue (data)"},

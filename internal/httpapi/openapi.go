@@ -83,8 +83,6 @@ type openAPIDoc struct {
 	Components map[string]map[string]any `json:"components,omitempty"`
 	// Webhooks are the events payd POSTs to a record's webhook_notification.
 	Webhooks map[string]map[string]any `json:"webhooks,omitempty"`
-	// Tags group the operations (tags.go).
-	Tags []map[string]any `json:"tags,omitempty"`
 }
 
 // event is one kind of webhook: its X-Event-Type values and its body.
@@ -178,7 +176,6 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		},
 	}
 	doc.Webhooks = webhooksSection(g)
-	doc.Tags = a.tagsSection()
 	// A broken example file fails TestOpenAPIExamples; the document is
 	// served without examples rather than not at all.
 	recorded, _ := examples()
@@ -191,7 +188,9 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		if rt.description != "" {
 			op["description"] = rt.description
 		}
-		op["tags"] = []string{tagOf(rt)}
+		if rt.sandboxOnly {
+			op["tags"] = []string{"sandbox"}
+		}
 		op["security"] = security(rt.auth)
 		var params []map[string]any
 		for _, p := range rt.params {
@@ -230,6 +229,9 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			ok["content"] = map[string]any{media: map[string]any{"schema": g.schema(reflect.TypeOf(rt.response))}}
 		}
 		responses[strconv.Itoa(rt.status)] = ok
+		if rt.repeatStatus != 0 {
+			responses[strconv.Itoa(rt.repeatStatus)] = ok
+		}
 		for status, codes := range routeErrors(rt) {
 			responses[strconv.Itoa(status)] = errorResponse(status, codes, detailRef)
 		}

@@ -16,7 +16,7 @@ import (
 
 // stored is a statement row.
 type stored struct {
-	Statement
+	Summary
 	currency         money.Currency
 	from, to         statement.Date
 	opening, closing sql.NullInt64
@@ -67,7 +67,7 @@ func getStatement(ctx context.Context, q store.Querier, merchantID, id string) (
 }
 
 // counts fills in st's line counts.
-func counts(ctx context.Context, q store.Querier, merchantID string, st *Statement) error {
+func counts(ctx context.Context, q store.Querier, merchantID string, st *Summary) error {
 	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM reconciliation_lines WHERE merchant_id = $1 AND statement_id = $2 GROUP BY status`, merchantID, st.ID)
 	if err != nil {
 		return fmt.Errorf("count statement lines: %w", err)
@@ -119,15 +119,14 @@ func (s *Service) summary(ctx context.Context, q store.Querier, merchantID, id s
 }
 
 func summarise(ctx context.Context, q store.Querier, merchantID string, st stored, loc *time.Location) (Statement, error) {
-	if err := counts(ctx, q, merchantID, &st.Statement); err != nil {
+	if err := counts(ctx, q, merchantID, &st.Summary); err != nil {
 		return Statement{}, err
 	}
 	miss, err := missing(ctx, q, merchantID, st, loc)
 	if err != nil {
 		return Statement{}, err
 	}
-	st.Missing = len(miss)
-	return st.Statement, nil
+	return Statement{Summary: st.Summary, Missing: len(miss)}, nil
 }
 
 // List is a page of the merchant's statements, newest first, with their counts.
@@ -177,10 +176,10 @@ func (s *Service) detail(ctx context.Context, q store.Querier, p merchant.Princi
 		return Detail{}, err
 	}
 	loc := merchant.Location(p.Timezone)
-	d := Detail{Lines: []Line{}}
-	if d.Statement, err = summarise(ctx, q, p.MerchantID, st, loc); err != nil {
+	if err := counts(ctx, q, p.MerchantID, &st.Summary); err != nil {
 		return Detail{}, err
 	}
+	d := Detail{Summary: st.Summary, Lines: []Line{}}
 	if d.Missing, err = missing(ctx, q, p.MerchantID, st, loc); err != nil {
 		return Detail{}, err
 	}

@@ -81,8 +81,9 @@ type Actor struct {
 // AppActor is the actor of an API call by app appID.
 func AppActor(appID, client string) Actor { return Actor{Label: "app " + appID, Client: client} }
 
-// Statement is an uploaded statement as the API returns it.
-type Statement struct {
+// Summary is what a statement's answers share: the statement, and how its
+// lines stand.
+type Summary struct {
 	ID             string        `json:"id"`
 	Format         string        `json:"format" enum:"camt053,bai2,csv"`
 	AccountNumber  string        `json:"account_number" doc:"The bank account the statement reports: the file's (camt Acct/Id, BAI2 03), or the upload's account_number for a CSV."`
@@ -95,16 +96,20 @@ type Statement struct {
 	Matched        int           `json:"matched" doc:"Lines matched to a settlement or transfer."`
 	Unmatched      int           `json:"unmatched" doc:"Lines nothing of payd's explains."`
 	Ignored        int           `json:"ignored" doc:"Lines a person ignored."`
-	Missing        int           `json:"missing" doc:"Completed settlements and external transfers to the account in the statement's period that no line matched."`
 	SHA256         string        `json:"sha256" doc:"The SHA-256 of the file: the same file again is this statement."`
 	CreatedAt      clock.Time    `json:"created_at"`
 }
 
+// Statement is an uploaded statement as the upload and the list answer it.
+type Statement struct {
+	Summary
+	Missing int `json:"missing" doc:"Completed settlements and external transfers to the account in the statement's period that no line matched."`
+}
+
 // Detail is a statement with its lines and what is missing from it.
 type Detail struct {
-	Statement
-	Lines []Line `json:"lines"`
-	// Missing, in the detail, are the records the summary counts.
+	Summary
+	Lines   []Line          `json:"lines" doc:"The statement's credits, in file order."`
 	Missing []MissingRecord `json:"missing" doc:"Completed settlements and external transfers to the account in the statement's period that no line matched."`
 }
 
