@@ -83,6 +83,8 @@ type openAPIDoc struct {
 	Components map[string]map[string]any `json:"components,omitempty"`
 	// Webhooks are the events payd POSTs to a record's webhook_notification.
 	Webhooks map[string]map[string]any `json:"webhooks,omitempty"`
+	// Tags group the operations (tags.go).
+	Tags []map[string]any `json:"tags,omitempty"`
 }
 
 // event is one kind of webhook: its X-Event-Type values and its body.
@@ -176,6 +178,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		},
 	}
 	doc.Webhooks = webhooksSection(g)
+	doc.Tags = a.tagsSection()
 	// A broken example file fails TestOpenAPIExamples; the document is
 	// served without examples rather than not at all.
 	recorded, _ := examples()
@@ -188,9 +191,7 @@ func (a *API) buildOpenAPI() openAPIDoc {
 		if rt.description != "" {
 			op["description"] = rt.description
 		}
-		if rt.sandboxOnly {
-			op["tags"] = []string{"sandbox"}
-		}
+		op["tags"] = []string{tagOf(rt)}
 		op["security"] = security(rt.auth)
 		var params []map[string]any
 		for _, p := range rt.params {
