@@ -45,6 +45,7 @@ var countedTables = []string{
 	"rails", "rail_methods", "bank_files", "operator_audit",
 	"bank_exceptions", "inbox_files", "inbox_entries", "feeds", "feed_entries",
 	"reconciliation_statements", "reconciliation_lines",
+	"approval_policies", "approvals",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

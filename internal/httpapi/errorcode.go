@@ -12,6 +12,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/policy"
 	"payd/internal/portal"
 	"payd/internal/report"
 	"payd/internal/settlement"
@@ -60,7 +61,8 @@ var errorCodes = []errorCode{
 	{fault.CodeAlreadyExists, http.StatusConflict, "A record with this unique key already exists; the message names it."},
 	{contact.CodeContactExists, http.StatusConflict, "A contact with this email already exists."},
 	{contact.CodeCustomerExists, http.StatusConflict, "A customer with this external_id already exists."},
-	{payout.CodeDecisionConflict, http.StatusConflict, "Another user decided the held payout first, or it expired undecided."},
+	{payout.CodeDecisionConflict, http.StatusConflict, "The held payout or transfer is no longer held: another decision ended it (a rejection, its last required approval) or it expired undecided; or an approval policy has no change waiting."},
+	{policy.CodeAlreadyApproved, http.StatusConflict, "You have approved this held payout or transfer already: another allowed approver must."},
 	{fault.CodeAmountOutOfRange, http.StatusUnprocessableEntity, "The amount is outside the method's limits, or more than is left (to refund)."},
 	{fault.CodeCurrency, http.StatusUnprocessableEntity, "The currency is not the calling app's, or the merchant has no payments account in it."},
 	{fault.CodeInsufficientFunds, http.StatusUnprocessableEntity, "The available (or withdrawable) balance is lower than the amount and its fees."},

@@ -5,20 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/job"
 	"payd/internal/merchant"
+	"payd/internal/policy"
 	"payd/internal/store"
 )
 
-// DeciderRoles are the roles whose users decide held payouts (CONTRACT §13).
-var DeciderRoles = []merchant.Role{merchant.Admin, merchant.Finance}
+// DeciderRoles are the roles whose users decide held payouts when no policy
+// narrows them (CONTRACT §13).
+var DeciderRoles = policy.DeciderRoles
 
 // Decider is the portal user deciding a held payout, known by user id (the
 // maker's identity too); Email is what decided_by shows.
@@ -37,110 +36,106 @@ type Decision struct {
 	Reason     string
 }
 
-// Bounds of a rejection reason (CONTRACT §13).
-const (
-	minReasonLen = 5
-	maxReasonLen = 500
-)
-
 // Decide applies d to a held payout: the one place a payout is approved or
-// rejected, whoever asks (CONTRACT §5, spec rules 1 and 2). Only admin and
-// finance users decide, and never the portal user who created the payout
-// (403, mayDecide). The first decision wins: it is a conditional update of a pending
-// approval, so a later or concurrent one finds it decided and is refused with
-// 409 DECISION_CONFLICT, changing nothing; a payout that never needed a
-// decision is 409 INVALID_STATE. Approved, the payout is processed (or
-// scheduled); rejected, its funds return, in the same transaction.
+// rejected, whoever asks (CONTRACT §5, §20, §25). Only the roles its
+// evaluation allowed (admin and finance without a policy) decide, and never
+// the portal user who created the payout (403, mayDecide). Each approval by
+// a distinct allowed user is recorded (the same user again is 409
+// ALREADY_APPROVED); the payout leaves held at its required_approvals-th
+// approval, processed (or scheduled), or at the first rejection, its funds
+// returned, in the same transaction; a decision after that is 409
+// DECISION_CONFLICT and changes nothing; a payout that never needed a
+// decision is 409 INVALID_STATE. The payout's row is locked first, so
+// concurrent approvals count one after another and the payout leaves held
+// once, with one webhook.
 func (s *Service) Decide(ctx context.Context, tx *store.Tx, d Decision) (Payout, error) {
 	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID)
 	if err != nil {
 		return Payout{}, err
 	}
-	if err := mayDecide(r.createdByUser, d.By); err != nil {
+	if err := mayDecide(r.createdByUser, r.approvalRoles, d.By); err != nil {
 		return Payout{}, err
 	}
 	// The reason is read after who may decide: a user who may not is told so
 	// (403), whatever the form carried.
+	reason := ""
 	if !d.Approve {
-		if n := utf8.RuneCountInString(strings.TrimSpace(d.Reason)); n < minReasonLen || n > maxReasonLen {
-			return Payout{}, fault.Field("reason", fmt.Sprintf("must be %d to %d characters", minReasonLen, maxReasonLen))
+		if reason, err = policy.Reason(d.Reason); err != nil {
+			return Payout{}, err
 		}
 	}
 	now, err := s.clock.Read(ctx, tx, d.MerchantID)
 	if err != nil {
 		return Payout{}, err
 	}
-	outcome, reason := ApprovalApproved, ""
-	if !d.Approve {
-		outcome, reason = ApprovalRejected, strings.TrimSpace(d.Reason)
-	}
 	// A decision may post (a rejection returns the funds), so either locks
 	// the account before the payout, as every change that posts does
-	// (ledger.LockAccount). The lock goes to the server with the decision's
-	// update.
+	// (ledger.LockAccount). The lock goes to the server with the payout's.
 	if err := sendAccountLock(ctx, tx, d.MerchantID, d.PayoutUUID); err != nil {
 		return Payout{}, err
 	}
-	won, err := store.OneRow(tx.ExecContext(ctx, `UPDATE payouts SET approval_status = $1, decided_by = $2, decided_at = $3,
-		rejection_reason = $4, updated_at = $3 WHERE id = $5 AND merchant_id = $6 AND status = $7 AND approval_status = $8`,
-		string(outcome), d.By.Email, now.UnixMilli(), reason, r.id, r.merchantID, string(Held), string(ApprovalPending)))
-	if err != nil {
-		return Payout{}, fmt.Errorf("decide payout %s: %w", r.uuid, err)
+	if r, err = s.lock(ctx, tx, d.MerchantID, d.PayoutUUID); err != nil {
+		return Payout{}, err
 	}
-	if !won {
-		return Payout{}, s.lostDecision(ctx, tx, d)
+	if r.status != Held || r.approvalStatus != ApprovalPending {
+		return Payout{}, lostDecision(r)
 	}
-	r, err = s.lock(ctx, tx, d.MerchantID, d.PayoutUUID)
+	at := now.UnixMilli()
+	if !d.Approve {
+		r.approvalStatus, r.decidedBy, r.decidedAt, r.rejectionReason = ApprovalRejected, d.By.Email, &at, reason
+		if err := s.end(ctx, tx, &r, Rejected, "the payout was rejected: "+reason, now); err != nil {
+			return Payout{}, err
+		}
+		return r.view(), nil
+	}
+	n, err := policy.Approve(ctx, tx, r.merchantID, policy.PayoutSubject, r.uuid, d.By.actor(), now)
 	if err != nil {
 		return Payout{}, err
 	}
-	if d.Approve {
-		err = s.approved(ctx, tx, &r, now)
-	} else {
-		err = s.end(ctx, tx, &r, Rejected, "the payout was rejected: "+reason, now)
+	if err := r.readSteps(ctx, tx); err != nil {
+		return Payout{}, err
 	}
-	if err != nil {
+	if n < r.required() {
+		return r.view(), s.touch(ctx, tx, &r, now)
+	}
+	r.approvalStatus, r.decidedBy, r.decidedAt = ApprovalApproved, d.By.Email, &at
+	if err := s.approved(ctx, tx, &r, now); err != nil {
 		return Payout{}, err
 	}
 	return r.view(), nil
 }
 
-// mayDecide is the maker-checker rule, the one place it is written
-// (CONTRACT §5 and §13, spec rules 1 and 2): only users of DeciderRoles
-// decide a payout, and never the portal user who made it, known by user id
-// (created_by_user; created_by is only its label, an email or app:<app-id>).
-// A payout the API made has no maker user.
-func mayDecide(makerUserID string, by Decider) error {
-	if !slices.Contains(DeciderRoles, by.Role) {
-		return fault.New(fault.Forbidden, fault.CodeForbidden, "only admin and finance users decide payouts")
-	}
-	if makerUserID != "" && makerUserID == by.UserID {
-		return fault.New(fault.Forbidden, fault.CodeForbidden, "the creator of a payout may not decide it")
-	}
-	return nil
+func (d Decider) actor() policy.Actor {
+	return policy.Actor{UserID: d.UserID, Email: d.Email, Role: d.Role}
+}
+
+// mayDecide is the maker-checker rule of payouts, policy.MayApprove: only
+// the roles the payout's evaluation allowed (roles; "" is admin and
+// finance) decide it, and never the portal user who made it, known by user
+// id (created_by_user; created_by is only its label, an email or
+// app:<app-id>). A payout the API made has no maker user.
+func mayDecide(makerUserID, roles string, by Decider) error {
+	return policy.MayApprove(makerUserID, policy.SplitRoles(roles), by.actor())
 }
 
 // MayDecide answers as Decide would for who by is (nil, or its 403), without
 // deciding anything: a page offers the decision only to a user who may make
 // it. It does not look at the payout's state; an unknown payout is 404.
 func (s *Service) MayDecide(ctx context.Context, merchantID, uuid string, by Decider) error {
-	var maker string
-	err := s.db.Read().QueryRowContext(ctx, `SELECT created_by_user FROM payouts WHERE uuid = $1 AND merchant_id = $2`, uuid, merchantID).Scan(&maker)
+	var maker, roles string
+	err := s.db.Read().QueryRowContext(ctx, `SELECT created_by_user, approval_roles FROM payouts WHERE uuid = $1 AND merchant_id = $2`,
+		uuid, merchantID).Scan(&maker, &roles)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(uuid)
 	}
 	if err != nil {
 		return fmt.Errorf("read payout %s: %w", uuid, err)
 	}
-	return mayDecide(maker, by)
+	return mayDecide(maker, roles, by)
 }
 
 // lostDecision says why a decision found nothing to decide.
-func (s *Service) lostDecision(ctx context.Context, tx *store.Tx, d Decision) error {
-	r, err := s.get(ctx, tx, d.MerchantID, d.PayoutUUID)
-	if err != nil {
-		return err
-	}
+func lostDecision(r row) error {
 	switch r.approvalStatus {
 	case ApprovalApproved, ApprovalRejected:
 		return fault.New(fault.Conflict, CodeDecisionConflict, "payout %s was already %s by %s at %s", r.uuid, r.approvalStatus,

@@ -17,6 +17,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/param"
+	"payd/internal/policy"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -54,8 +55,9 @@ const (
 	maxExternalIDLen  = 100
 )
 
-// CodeDecisionConflict refuses a decision on a payout already decided.
-const CodeDecisionConflict = "DECISION_CONFLICT"
+// CodeDecisionConflict refuses a decision on a payout no longer held
+// (policy's code: transfers answer it too).
+const CodeDecisionConflict = policy.CodeDecisionConflict
 
 // Maker is who creates a payout: an app of the API, or a portal user (who
 // then may not decide it).
@@ -102,6 +104,10 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err := s.checkFileNames(ctx, tx, c.method, r); err != nil {
 		return row{}, err
 	}
+	evaluation, err := s.sendEvaluate(ctx, tx, p, r.Currency, c.total, maker, now)
+	if err != nil {
+		return row{}, err
+	}
 	acc, err := s.holdFunds(ctx, tx, p, r.Currency, c, now)
 	if err != nil {
 		return row{}, err
@@ -114,7 +120,11 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal
 		ms := c.scheduledAt.UnixMilli()
 		rw.scheduledAt = &ms
 	}
-	rw.status = s.initialStatus(&rw, acc, c, now)
+	hold, err := evaluation.Get()
+	if err != nil {
+		return row{}, err
+	}
+	rw.status = s.initialStatus(&rw, acc, c, hold, now)
 	if err := s.insert(ctx, tx, &rw, r.PayoutTransactionDetails, c, now); err != nil {
 		return row{}, err
 	}
@@ -127,11 +137,27 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	return rw, nil
 }
 
+// sendEvaluate sends the evaluation of the merchant's approval policies on
+// the payout being created, once (CONTRACT §20, §25), with the post that
+// holds its funds: every entry point (v2, v1, a CSV file, the portal)
+// creates payouts here.
+func (s *Service) sendEvaluate(ctx context.Context, tx *store.Tx, p merchant.Principal, currency string, total int64, maker Maker, now time.Time) (*policy.PendingHold, error) {
+	return s.policies.SendEvaluate(ctx, tx, policy.Subject{MerchantID: p.MerchantID, Currency: currency, Amount: total,
+		CreatorLabel: maker.Label, CreatorUserID: maker.UserID, Now: now, Zone: p.Timezone})
+}
+
 // initialStatus is where a new payout starts: held when the account requires
-// approval (until a decision or the hold window's end), else scheduled when
-// scheduled_at is ahead, else processing.
-func (s *Service) initialStatus(rw *row, acc merchant.Account, c checked, now time.Time) Status {
-	if acc.Approvals {
+// approval or a policy caught it (until its decisions or the hold window's
+// end), else scheduled when scheduled_at is ahead, else processing.
+func (s *Service) initialStatus(rw *row, acc merchant.Account, c checked, hold policy.Hold, now time.Time) Status {
+	if hold.Held {
+		rw.requiredApprovals, rw.approvalRoles = hold.Required, policy.JoinRoles(hold.Roles)
+		if hold.Policy != nil {
+			rw.policyName, rw.policyVersion = &hold.Policy.Name, &hold.Policy.Version
+		}
+	}
+	if acc.Approvals || hold.Held {
+		rw.requiredApprovals = max(rw.requiredApprovals, 1)
 		rw.approvalStatus = ApprovalPending
 		until := now.Add(acc.ApprovalHold).UnixMilli()
 		rw.holdUntil = &until
@@ -227,12 +253,13 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, rw *row, details []T
 	rw.uuid, err = store.InsertWithID(ctx, store.UUIDLen, func(id string) (bool, error) {
 		err := tx.QueryRowContext(ctx, `INSERT INTO payouts (uuid, merchant_id, account_id, api_version, method, currency, description,
 			status, total_amount, total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by,
-			created_by_user, approval_status, hold_until, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)
+			created_by_user, approval_status, hold_until, created_at, updated_at, required_approvals, approval_roles, policy_name, policy_version)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21, $22, $23, $24)
 			ON CONFLICT (merchant_id, uuid) DO NOTHING RETURNING id`,
 			id, rw.merchantID, rw.accountID, rw.apiVersion, rw.method, rw.currency, rw.description, string(rw.status),
 			rw.totalAmount, rw.totalFees, rw.scheduledAt, rw.externalID, rw.isRetry, rw.endpointURL, rw.authorizationHeader,
-			rw.createdBy, rw.createdByUser, string(rw.approvalStatus), rw.holdUntil, rw.createdAt).Scan(&rw.id)
+			rw.createdBy, rw.createdByUser, string(rw.approvalStatus), rw.holdUntil, rw.createdAt, rw.requiredApprovals, rw.approvalRoles,
+			rw.policyName, rw.policyVersion).Scan(&rw.id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}

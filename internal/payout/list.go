@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/merchant"
+	"payd/internal/policy"
 	"payd/internal/money"
 )
 
@@ -129,11 +130,22 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) (
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list payouts: %w", err)
 	}
+	var held []string
+	for _, r := range page {
+		if r.approvalStatus != "" {
+			held = append(held, r.uuid)
+		}
+	}
+	steps, err := policy.Steps(ctx, db, p.MerchantID, policy.PayoutSubject, held)
+	if err != nil {
+		return nil, 0, err
+	}
 	out := make([]Payout, 0, len(page))
 	for _, r := range page {
 		if r.txs, err = readTransactions(ctx, db, r.merchantID, r.id); err != nil {
 			return nil, 0, err
 		}
+		r.steps = steps[r.uuid]
 		out = append(out, r.view())
 	}
 	return out, total, nil

@@ -23,6 +23,7 @@ import (
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/policy"
 	"payd/internal/rail"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -84,7 +85,7 @@ type Payout struct {
 	ScheduledAt         *clock.Time     `json:"scheduled_at"`
 	ExternalID          string          `json:"external_id"`
 	WebhookNotification *webhook.Target `json:"webhook_notification"`
-	Approval            *Approval       `json:"approval" doc:"The maker-checker record; null when the account does not require approval."`
+	Approval            *Approval       `json:"approval" doc:"The maker-checker record; null when neither the account's approvals setting nor an approval policy held the payout."`
 	PayoutTransactions  []Transaction   `json:"payout_transactions"`
 	CreatedAt           clock.Time      `json:"created_at"`
 	UpdatedAt           clock.Time      `json:"updated_at"`
@@ -102,6 +103,11 @@ type Approval struct {
 	DecidedBy       *string        `json:"decided_by" doc:"The email of the user who decided; null until decided."`
 	DecidedAt       *clock.Time    `json:"decided_at"`
 	RejectionReason string         `json:"rejection_reason"`
+	// RequiredApprovals is how many distinct approvers the payout needs
+	// (CONTRACT §20): the policy's, 1 without one.
+	RequiredApprovals int           `json:"required_approvals" doc:"How many distinct allowed approvers must approve the payout: the policy's approvals, 1 without a policy."`
+	Approvals         []policy.Step `json:"approvals" doc:"The approvals recorded so far, oldest first."`
+	Policy            *policy.Ref   `json:"policy" doc:"The approval policy that caught the payout at its creation (name and version), or null."`
 }
 
 // Transaction is one payment of a payout.
@@ -130,6 +136,7 @@ type Service struct {
 	policy   webhook.Policy
 	rail     rail.Rail
 	banks    Banks
+	policies *policy.Service
 }
 
 // Deps are what a Service needs.
@@ -142,6 +149,8 @@ type Deps struct {
 	Policy   webhook.Policy
 	Rail     rail.Rail
 	Banks    Banks
+	// Policies evaluates the merchant's approval policies at creation.
+	Policies *policy.Service
 }
 
 // Job kinds of the payout lifecycle, each with the payout it works on.
@@ -153,7 +162,7 @@ var (
 
 // NewService returns a Service, registers its jobs and listens to the rail.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks}
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, policies: d.Policies}
 	job.Register(d.Queue, jobRelease, s.releaseJob)
 	job.Register(d.Queue, jobSubmit, s.submitJob)
 	job.Register(d.Queue, jobExpireHold, s.expireHoldJob)
@@ -181,8 +190,16 @@ type row struct {
 	rejectionReason                  string
 	holdUntil                        *int64
 	createdAt, updatedAt             int64
-	meth                             Method
-	txs                              []txRow
+	// requiredApprovals (0: one) and approvalRoles ("": admin and
+	// finance) are what its evaluation decided, policyName and
+	// policyVersion the policy that caught it.
+	requiredApprovals int
+	approvalRoles     string
+	policyName        *string
+	policyVersion     *int
+	meth              Method
+	txs               []txRow
+	steps             []policy.Step
 }
 
 type txRow struct {
@@ -205,14 +222,15 @@ func (t txRow) payee() string { return strings.TrimSpace(t.firstName + " " + t.l
 
 const rowColumns = `id, uuid, merchant_id, account_id, api_version, method, currency, description, status, total_amount,
 	total_fees, scheduled_at, external_id, is_retry, endpoint_url, authorization_header, created_by, created_by_user,
-	approval_status, decided_by, decided_at, rejection_reason, hold_until, created_at, updated_at`
+	approval_status, decided_by, decided_at, rejection_reason, hold_until, created_at, updated_at, required_approvals, approval_roles,
+	policy_name, policy_version`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := sc.Scan(&r.id, &r.uuid, &r.merchantID, &r.accountID, &r.apiVersion, &r.method, &r.currency, &r.description,
 		&r.status, &r.totalAmount, &r.totalFees, &r.scheduledAt, &r.externalID, &r.isRetry, &r.endpointURL,
 		&r.authorizationHeader, &r.createdBy, &r.createdByUser, &r.approvalStatus, &r.decidedBy, &r.decidedAt,
-		&r.rejectionReason, &r.holdUntil, &r.createdAt, &r.updatedAt)
+		&r.rejectionReason, &r.holdUntil, &r.createdAt, &r.updatedAt, &r.requiredApprovals, &r.approvalRoles, &r.policyName, &r.policyVersion)
 	if err != nil {
 		return row{}, err
 	}
@@ -236,8 +254,21 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 	if r.txs, err = readTransactions(ctx, q, r.merchantID, r.id); err != nil {
 		return row{}, err
 	}
-	return r, nil
+	return r, r.readSteps(ctx, q)
 }
+
+// readSteps reads the approvals of a payout that has an approval record.
+func (r *row) readSteps(ctx context.Context, q store.Querier) error {
+	if r.approvalStatus == "" {
+		return nil
+	}
+	steps, err := policy.Steps(ctx, q, r.merchantID, policy.PayoutSubject, []string{r.uuid})
+	r.steps = steps[r.uuid]
+	return err
+}
+
+// required is how many approvals r needs: 1 without a policy.
+func (r row) required() int { return max(r.requiredApprovals, 1) }
 
 // sendAccountLock queues the lock of the account of merchantID's payout
 // uuid (ledger.SendLockAccountOf) for a change that may post: it goes to the
@@ -275,7 +306,7 @@ func (s *Service) lock(ctx context.Context, tx *store.Tx, merchantID, uuid strin
 	if r.txs, err = sentTxs.Get(); err != nil {
 		return row{}, fmt.Errorf("read payout %s: %w", uuid, err)
 	}
-	return r, nil
+	return r, r.readSteps(ctx, tx)
 }
 
 const txColumns = `uuid, seq, first_name, last_name, email, external_id, amount, fee, params, status, failure_reason, balance_id, submitted_at,
@@ -333,6 +364,13 @@ func (r row) view() Payout {
 		a := &Approval{Status: r.approvalStatus, CreatedBy: r.createdBy, DecidedAt: millisTime(r.decidedAt), RejectionReason: r.rejectionReason}
 		if r.decidedBy != "" {
 			a.DecidedBy = &r.decidedBy
+		}
+		a.RequiredApprovals, a.Approvals = r.required(), r.steps
+		if a.Approvals == nil {
+			a.Approvals = []policy.Step{}
+		}
+		if r.policyName != nil && r.policyVersion != nil {
+			a.Policy = &policy.Ref{Name: *r.policyName, Version: *r.policyVersion}
 		}
 		p.Approval = a
 	}

@@ -26,6 +26,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	approval "payd/internal/policy"
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/rail"
@@ -102,6 +103,7 @@ type Server struct {
 	Transfers   *transfer.Service
 	Reports     *report.Service
 	Reconcile   *reconcile.Service
+	Policies    *approval.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
 	Files       *bankfile.Files
@@ -206,7 +208,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	network := rail.NewRouter(s.Files, other)
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Rail: network, Banks: banks})
+		Policy: policy, Rail: network, Banks: banks, Policies: s.Policies})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks, FundingDelay: cfg.FundingDelay})
 	s.Reports, err = report.NewService(ctx, report.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, PublicURL: cfg.PublicURL})
@@ -222,6 +224,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
+	s.Policies = approval.NewService(db)
 	s.Feeds = feed.New(feed.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Payins: s.Payins, PayIDs: s.PayIDs, Deposits: s.Deposits, Files: s.Files,
 		PollEvery: cfg.FeedPoll, KillAt: cfg.BankFileKillAt})
 	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})
