@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"payd/internal/bankchannel"
@@ -187,23 +188,7 @@ func (s *Service) apply(ctx context.Context, fl file) error {
 	if err != nil {
 		return fmt.Errorf("record inbox file %s: %w", fl.sha256, err)
 	}
-	read, _ := readerOf(fl.format)
-	first := true
-	_, err = read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
-		if e.Status != statement.Booked {
-			return nil
-		}
-		done, err := s.applyEntry(ctx, fl, e)
-		if err != nil {
-			return err
-		}
-		if done && first {
-			s.kill(StepApplying, "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256)
-			first = false
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.applyEntries(ctx, fl); err != nil {
 		return fmt.Errorf("apply %s: %w", fl.name, err)
 	}
 	err = s.DB.Exec(ctx, func(tx *store.Tx) error {
@@ -220,6 +205,58 @@ func (s *Service) apply(ctx context.Context, fl file) error {
 	s.Log.Info("feed file applied", "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256, "format", fl.format.String(),
 		"document", fl.header.MessageID, "entries", fl.header.Booked)
 	return nil
+}
+
+// applyWorkers is how many of a file's entries are applied at once, each
+// in its own transaction: PostgreSQL shares one WAL flush among commits
+// that meet, which entries applied one after another never do; on SQLite
+// they take turns at the one writer.
+const applyWorkers = 4
+
+// applyEntries streams the file's booked entries to applyWorkers, each
+// entry applied by applyEntry; the first failure stops the file (the next
+// read resumes it where its marks say).
+func (s *Service) applyEntries(ctx context.Context, fl file) error {
+	read, _ := readerOf(fl.format)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan statement.Entry)
+	var first sync.Once
+	var wg sync.WaitGroup
+	for range applyWorkers {
+		wg.Go(func() {
+			for e := range work {
+				if ctx.Err() != nil {
+					continue
+				}
+				done, err := s.applyEntry(ctx, fl, e)
+				if err != nil {
+					cancel(fmt.Errorf("entry %s: %w", mark(e), err))
+					continue
+				}
+				if done {
+					first.Do(func() { s.kill(StepApplying, "feed", fl.feed.Name, "file", fl.name, "sha256", fl.sha256) })
+				}
+			}
+		})
+	}
+	_, err := read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
+		if e.Status != statement.Booked {
+			return nil
+		}
+		select {
+		case work <- e:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	})
+	close(work)
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
+	}
+	return err
 }
 
 // mark is what an entry is marked applied by within its file: its key, or
