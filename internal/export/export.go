@@ -19,12 +19,37 @@ import (
 	"time"
 
 	"payd/internal/clock"
+	"payd/internal/fault"
 	"payd/internal/money"
 	"payd/internal/store"
 )
 
 // MaxDays is the longest range one export covers (CONTRACT §19).
 const MaxDays = 366
+
+// DefaultDays is the range of an export asked without a start.
+const DefaultDays = 30
+
+// Range is the range [from, to) an export covers when asked for from and to
+// (zero when not given) at now, in loc: to defaults to the end of today,
+// from to DefaultDays before to. A range that is empty or longer than
+// MaxDays is refused naming to_date (CONTRACT §25).
+func Range(from, to, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
+	if to.IsZero() {
+		y, m, d := now.In(loc).Date()
+		to = time.Date(y, m, d+1, 0, 0, 0, 0, loc)
+	}
+	if from.IsZero() {
+		from = to.AddDate(0, 0, -DefaultDays)
+	}
+	switch {
+	case !to.After(from):
+		return from, to, fault.Field("to_date", "must be after from_date")
+	case from.AddDate(0, 0, MaxDays).Before(to):
+		return from, to, fault.Field("to_date", fmt.Sprintf("is more than %d days after from_date: export at most %d days a request", MaxDays, MaxDays))
+	}
+	return from, to, nil
+}
 
 // ContentType is every export's media type.
 const ContentType = "text/csv; charset=utf-8"

@@ -14,12 +14,9 @@ import (
 	"payd/internal/store"
 )
 
-// exportDefaultDays is the range of an export asked without from_date.
-const exportDefaultDays = 30
-
 func (a *API) exportRoutes() []route {
 	params := []param{
-		{name: "from_date", typ: "string", doc: fmt.Sprintf("Inclusive lower bound: RFC 3339 time, YYYY-MM-DD or DD/MM/YY (a bare date in the merchant's time zone); absent: %d days before to_date.", exportDefaultDays)},
+		{name: "from_date", typ: "string", doc: fmt.Sprintf("Inclusive lower bound: RFC 3339 time, YYYY-MM-DD or DD/MM/YY (a bare date in the merchant's time zone); absent: %d days before to_date.", export.DefaultDays)},
 		{name: "to_date", typ: "string", doc: fmt.Sprintf("Upper bound: RFC 3339 time (exclusive), or a date whose whole day is included; absent: the end of today. At most %d days after from_date (422 naming to_date).", export.MaxDays)},
 		{name: "currency", typ: "string", doc: "ISO 4217 code; defaults to the calling app's, or the account's when account is given."},
 		{name: "account", typ: "string", doc: "A treasury account's id: its records instead of the payments account's."},
@@ -56,20 +53,7 @@ func (a *API) exportHandler(name string, call exportCall) http.HandlerFunc {
 			a.fail(w, r, err)
 			return
 		}
-		now := a.MerchantClock.Of(p).In(loc)
-		if to.IsZero() {
-			y, m, d := now.Date()
-			to = time.Date(y, m, d+1, 0, 0, 0, 0, loc)
-		}
-		if from.IsZero() {
-			from = to.AddDate(0, 0, -exportDefaultDays)
-		}
-		switch {
-		case !to.After(from):
-			err = fault.Field("to_date", "must be after from_date")
-		case from.AddDate(0, 0, export.MaxDays).Before(to):
-			err = fault.Field("to_date", fmt.Sprintf("is more than %d days after from_date: export at most %d days a request", export.MaxDays, export.MaxDays))
-		}
+		from, to, err = export.Range(from, to, a.MerchantClock.Of(p), loc)
 		if err != nil {
 			a.fail(w, r, err)
 			return

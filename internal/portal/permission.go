@@ -27,6 +27,9 @@ const (
 	RotateSigningSecret Permission = "rotate the signing secret"
 	AddUsers            Permission = "add users"
 	ChangeUsers         Permission = "change users"
+	// ReconcileStatements is uploading bank statements and matching,
+	// unmatching and ignoring their lines (CONTRACT §19: finance, admin).
+	ReconcileStatements Permission = "reconcile bank statements"
 )
 
 // rolesOf is the one table of which roles are given each permission: admin
@@ -46,6 +49,7 @@ var rolesOf = map[Permission][]merchant.Role{
 	RotateSigningSecret: {merchant.Admin},
 	AddUsers:            {merchant.Admin},
 	ChangeUsers:         {merchant.Admin},
+	ReconcileStatements: {merchant.Admin, merchant.Finance},
 }
 
 // Roles are the roles given p, for a page that lists them.

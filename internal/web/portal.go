@@ -111,6 +111,10 @@ type portalRoute struct {
 	// invalid answers a form whose values the input rule refuses (a
 	// control character: 422, CONTRACT §24); fail when nil.
 	invalid func(w http.ResponseWriter, r *http.Request, s portal.Session, err error)
+	// upload, when set, is the bound of a multipart/form-data POST (a file
+	// upload), read whole before its csrf_token is checked; other POSTs
+	// are forms of at most maxPortalForm.
+	upload int64
 }
 
 // formToken is the csrf_token a route's forms must carry.
@@ -159,6 +163,8 @@ func (h *portalPages) routes() []portalRoute {
 	out = append(out, h.userRoutes()...)
 	out = append(out, h.accountRoutes()...)
 	out = append(out, h.auditRoutes()...)
+	out = append(out, h.reconcileRoutes()...)
+	out = append(out, h.exportRoutes()...)
 	return out
 }
 
@@ -187,8 +193,7 @@ func (h *portalPages) handler(rt portalRoute) http.HandlerFunc {
 			}
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxPortalForm)
-			if err := r.ParseForm(); err != nil || !portal.CSRFMatches(token(r, s), r.PostFormValue("csrf_token")) {
+			if err := parsePortalForm(w, r, rt.upload); err != nil || !portal.CSRFMatches(token(r, s), r.PostFormValue("csrf_token")) {
 				h.render(w, r, http.StatusForbidden, "message", h.page(s, "Refused", "The form was refused: reload the page and try again."))
 				return
 			}
@@ -205,6 +210,18 @@ func (h *portalPages) handler(rt portalRoute) http.HandlerFunc {
 		}
 		rt.handle(w, r, s)
 	}
+}
+
+// parsePortalForm reads a POST's form within its bound: a multipart body of
+// at most upload bytes when the route takes a file and is sent one, else a
+// form of at most maxPortalForm.
+func parsePortalForm(w http.ResponseWriter, r *http.Request, upload int64) error {
+	if upload == 0 || !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		r.Body = http.MaxBytesReader(w, r.Body, maxPortalForm)
+		return r.ParseForm()
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, upload)
+	return r.ParseMultipartForm(upload)
 }
 
 // session is the request's signed-in session; false when it has answered

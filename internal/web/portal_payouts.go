@@ -29,7 +29,7 @@ func (h *portalPages) payoutRoutes() []portalRoute {
 }
 
 func (h *portalPages) payouts(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	p, _, err := h.principal(r.Context(), s, "")
+	p, currencies, err := h.principal(r.Context(), s, "")
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
@@ -48,7 +48,7 @@ func (h *portalPages) payouts(w http.ResponseWriter, r *http.Request, s portal.S
 	if status == string(payout.Held) {
 		title = "Payouts held for approval"
 	}
-	h.render(w, r, http.StatusOK, "payouts", h.page(s, title, map[string]any{"Payouts": list, "Pager": newPager(r, page, total)}))
+	h.render(w, r, http.StatusOK, "payouts", h.page(s, title, map[string]any{"Currencies": currencies, "Payouts": list, "Pager": newPager(r, page, total)}))
 }
 
 // payout is a payout's page; a held payout shows the decision forms to a
