@@ -24,7 +24,7 @@ import (
 // fixture is a payd on a test database, one KRW merchant, and a KRW feed
 // with a dir: inbox.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *server.Server
 	api   *httptest.Server
 	app   merchant.CreatedAccount
@@ -32,7 +32,7 @@ type fixture struct {
 	inbox string
 }
 
-func newFixture(t *testing.T, dsn string) *fixture {
+func newFixture(t testing.TB, dsn string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := server.Open(ctx, server.Config{DB: dsn, StoreOptions: store.Options{SQLiteSynchronous: "NORMAL"}})
