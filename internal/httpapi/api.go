@@ -27,6 +27,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/policy"
 	"payd/internal/proxy"
 	"payd/internal/ratelimit"
 	"payd/internal/reconcile"
@@ -70,6 +71,7 @@ type Deps struct {
 	Settlements   *settlement.Service
 	Treasury      *treasury.Service
 	Transfers     *transfer.Service
+	Policies      *policy.Service
 	Reports       *report.Service
 	Reconcile     *reconcile.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
@@ -263,6 +265,7 @@ func (a *API) table() []route {
 	out = append(out, a.transferRoutes()...)
 	out = append(out, a.reportRoutes()...)
 	out = append(out, a.gatewayRoutes()...)
+	out = append(out, a.policyRoutes()...)
 	out = append(out, a.payinLinkRoutes()...)
 	out = append(out, a.reconcileRoutes()...)
 	out = append(out, a.exportRoutes()...)

@@ -7,7 +7,9 @@ import (
 	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/payout"
+	"payd/internal/policy"
 	"payd/internal/store"
+	"payd/internal/transfer"
 	"payd/internal/webhook"
 )
 
@@ -16,6 +18,8 @@ type ActionDeps struct {
 	Merchants *merchant.Service
 	Payouts   *payout.Service
 	Webhooks  *webhook.Dispatcher
+	Policies  *policy.Service
+	Transfers *transfer.Service
 }
 
 // Actions are what a signed-in portal user does to records other services

@@ -30,6 +30,9 @@ const (
 	// ReconcileStatements is uploading bank statements and matching,
 	// unmatching and ignoring their lines (CONTRACT §19: finance, admin).
 	ReconcileStatements Permission = "reconcile bank statements"
+	ChangePolicies      Permission = "change approval policies"
+	DecideTransfers     Permission = "decide transfers"
+	DecideBeneficiaries Permission = "decide beneficiary changes"
 )
 
 // rolesOf is the one table of which roles are given each permission: admin
@@ -50,6 +53,9 @@ var rolesOf = map[Permission][]merchant.Role{
 	AddUsers:            {merchant.Admin},
 	ChangeUsers:         {merchant.Admin},
 	ReconcileStatements: {merchant.Admin, merchant.Finance},
+	ChangePolicies:      {merchant.Admin},
+	DecideTransfers:     payout.DeciderRoles,
+	DecideBeneficiaries: payout.DeciderRoles,
 }
 
 // Roles are the roles given p, for a page that lists them.

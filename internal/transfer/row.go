@@ -10,6 +10,7 @@ import (
 	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/policy"
 	"payd/internal/settlement"
 	"payd/internal/store"
 )
@@ -25,24 +26,43 @@ type row struct {
 	toKind, toNumber, toPublicID                                  sql.NullString
 	completedAt                                                   sql.NullInt64
 	failure, bankReference                                        sql.NullString
+	// The approval of a transfer a policy held (CONTRACT §20, §25).
+	createdBy, createdByUser, approvalStatus, approvalRoles string
+	requiredApprovals                                       int
+	policyName                                              sql.NullString
+	policyVersion                                           sql.NullInt64
+	decidedBy, rejectionReason                              string
+	decidedAt, holdUntil                                    sql.NullInt64
+	steps                                                   []policy.Step
 }
 
 func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
 	var r row
 	err := q.QueryRowContext(ctx, `SELECT t.uuid, t.merchant_id, t.currency, t.description, t.bank_account, t.endpoint_url, t.authorization_header,
 		t.amount, t.created_at, t.status, t.from_account_id, f.kind, f.account_number, COALESCE(f.public_id, ''),
-		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason, t.bank_reference
+		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason, t.bank_reference,
+		t.created_by, t.created_by_user, t.approval_status, t.approval_roles, t.required_approvals, t.policy_name, t.policy_version,
+		t.decided_by, t.rejection_reason, t.decided_at, t.hold_until
 		FROM transfers t JOIN accounts f ON f.merchant_id = t.merchant_id AND f.id = t.from_account_id
 		LEFT JOIN accounts d ON d.merchant_id = t.merchant_id AND d.id = t.to_account_id
 		WHERE t.uuid = $1 AND t.merchant_id = $2`, uuid, merchantID).
 		Scan(&r.uuid, &r.merchantID, &r.currency, &r.description, &r.bank, &r.endpoint, &r.auth, &r.amount, &r.createdAt, &r.status,
 			&r.fromAccountID, &r.fromKind, &r.fromNumber, &r.fromPublicID, &r.toAccountID, &r.toKind, &r.toNumber, &r.toPublicID,
-			&r.completedAt, &r.failure, &r.bankReference)
+			&r.completedAt, &r.failure, &r.bankReference,
+			&r.createdBy, &r.createdByUser, &r.approvalStatus, &r.approvalRoles, &r.requiredApprovals, &r.policyName, &r.policyVersion,
+			&r.decidedBy, &r.rejectionReason, &r.decidedAt, &r.holdUntil)
 	if isNoRows(err) {
 		return row{}, fault.NotFoundf("no transfer %s", uuid)
 	}
 	if err != nil {
 		return row{}, fmt.Errorf("read transfer %s: %w", uuid, err)
+	}
+	if r.approvalStatus != "" {
+		steps, err := policy.Steps(ctx, q, merchantID, policy.TransferSubject, []string{uuid})
+		if err != nil {
+			return row{}, err
+		}
+		r.steps = steps[uuid]
 	}
 	return r, nil
 }
@@ -78,6 +98,9 @@ func (r row) view() (Transfer, error) {
 	}
 	if r.bankReference.Valid {
 		v.BankReference = &r.bankReference.String
+	}
+	if r.approvalStatus != "" {
+		v.Approval = r.approval()
 	}
 	return v, nil
 }

@@ -25,6 +25,7 @@ import (
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/policy"
 	"payd/internal/rail"
 	"payd/internal/settlement"
 	"payd/internal/store"
@@ -42,6 +43,12 @@ const (
 	// Returned: an external transfer completed, then sent back by the
 	// beneficiary's bank (CONTRACT §25); its amount is back in available.
 	Returned Status = "returned"
+	// Held: an external transfer an approval policy caught waits for its
+	// approvals (CONTRACT §20, §25), its amount out of available; Rejected
+	// and Expired: never sent, its amount back.
+	Held     Status = "held"
+	Rejected Status = "rejected"
+	Expired  Status = "expired"
 )
 
 // Direction of an internal transfer, seen from the treasury account.
@@ -66,6 +73,7 @@ type Service struct {
 	rail     rail.Rail
 	banks    settlement.Zengin
 	sandbox  bool
+	policies *policy.Service
 }
 
 // Deps are what a Service needs.
@@ -79,12 +87,15 @@ type Deps struct {
 	Banks    settlement.Zengin
 	// Sandbox leaves every transfer processing until it is simulated.
 	Sandbox bool
+	// Policies evaluates the merchant's approval policies on an external transfer.
+	Policies *policy.Service
 }
 
 // NewService returns the service, its job registered and its rail outcomes heard.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, sandbox: d.Sandbox}
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, sandbox: d.Sandbox, policies: d.Policies}
 	job.Register(d.Queue, jobRelease, s.releaseJob)
+	job.Register(d.Queue, jobExpireHold, s.expireHoldJob)
 	d.Rail.Listen(keyPrefix, s.outcome)
 	return s
 }
@@ -103,7 +114,7 @@ type Request struct {
 // Transfer is a transfer as the API returns it and its webhooks carry it.
 type Transfer struct {
 	UUID          string       `json:"uuid" doc:"The Balance ID of the record the transfer wrote on the account the money left."`
-	Status        Status       `json:"status" enum:"processing,completed,failed,returned" doc:"processing until it lands; completed or failed; returned when a completed external transfer came back from the beneficiary's bank (its amount back in available, failure_reason says why)."`
+	Status        Status       `json:"status" enum:"held,processing,completed,failed,returned,rejected,expired" doc:"held while an external transfer an approval policy caught waits for its approvals (then processing, or rejected or expired with its amount back in available); processing until it lands; completed or failed; returned when a completed external transfer came back from the beneficiary's bank (its amount back in available, failure_reason says why)."`
 	Currency      string       `json:"currency"`
 	Amount        money.String `json:"amount"`
 	Description   string       `json:"description"`
@@ -113,6 +124,7 @@ type Transfer struct {
 	CompletedAt   *clock.Time  `json:"completed_at"`
 	FailureReason *string      `json:"failure_reason"`
 	BankReference *string      `json:"bank_reference" doc:"What the bank and the beneficiary's statement name an external transfer by, from its creation (16 upper-case letters and digits; 10 digits when a zengin bank-file rail serves the currency's transfers); null for a transfer between the merchant's own accounts."`
+	Approval      *Approval    `json:"approval" doc:"The approval of an external transfer an approval policy held, like a payout's; null for every other transfer."`
 }
 
 // Party is one end of a transfer: one of the merchant's accounts, or a bank account.
@@ -209,6 +221,10 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if amount > withdrawable {
 		return Transfer{}, fault.Rule(fault.CodeInsufficientFunds, "%s %s is withdrawable from the %s account", money.Format(withdrawable, c), c.Code, from.Kind)
 	}
+	hold, err := s.evaluate(ctx, tx, p, currency, amount, r, now)
+	if err != nil {
+		return Transfer{}, err
+	}
 	rec := ledger.Record{MerchantID: p.MerchantID, AccountID: from.ID, Currency: currency, RequestType: ledger.MoneyOut,
 		TransactionType: ledger.TransferOut, Status: ledger.Waiting, Amount: amount, Outgoing: amount, Total: amount, SelfReference: true, CreatedAt: now}
 	if err := ledger.CreateRecord(ctx, tx, &rec); err != nil {
@@ -234,11 +250,17 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 			return Transfer{}, err
 		}
 	}
+	status, a := Processing, newApproval(p, hold, from, now)
+	if hold.Held {
+		status = Held
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO transfers (uuid, merchant_id, currency, amount, description, from_account_id, to_account_id,
-		bank_account, status, endpoint_url, authorization_header, created_at, updated_at, bank_reference)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)`,
-		rec.ID, p.MerchantID, currency, amount, strings.TrimSpace(r.Description), from.ID, toID, bank, string(Processing),
-		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli(), reference); err != nil {
+		bank_account, status, endpoint_url, authorization_header, created_at, updated_at, bank_reference, created_by, created_by_user,
+		approval_status, required_approvals, approval_roles, policy_name, policy_version, hold_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, '', $15, $16, $17, $18, $19, $20)`,
+		rec.ID, p.MerchantID, currency, amount, strings.TrimSpace(r.Description), from.ID, toID, bank, string(status),
+		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli(), reference, a.createdBy,
+		a.status, a.required, a.roles, a.policyName, a.policyVersion, a.holdUntil); err != nil {
 		return Transfer{}, fmt.Errorf("store transfer: %w", err)
 	}
 	t, err := s.get(ctx, tx, p.MerchantID, rec.ID)
@@ -247,6 +269,13 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	}
 	if err := s.emit(ctx, tx, t, now); err != nil {
 		return Transfer{}, err
+	}
+	if t.status == Held {
+		if err := job.Enqueue(ctx, tx, s.queue, jobExpireHold, ref{MerchantID: p.MerchantID, UUID: rec.ID}, job.Options{ClockOf: p.MerchantID,
+			RunAt: clock.FromMillis(t.holdUntil.Int64), UniqueKey: jobExpireHold.String() + ":" + rec.ID}); err != nil {
+			return Transfer{}, err
+		}
+		return t.view()
 	}
 	release, err := s.released(ctx, tx, t)
 	if err != nil {

@@ -14,12 +14,14 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/payin"
 	"payd/internal/payout"
+	"payd/internal/policy"
 	"payd/internal/portal"
 	"payd/internal/proxy"
 	"payd/internal/reconcile"
 	"payd/internal/report"
 	"payd/internal/settlement"
 	"payd/internal/store"
+	"payd/internal/transfer"
 	"payd/internal/webhook"
 )
 
@@ -63,6 +65,8 @@ type PortalDeps struct {
 	Settlements *settlement.Service
 	Reports     *report.Service
 	Reconcile   *reconcile.Service
+	Policies    *policy.Service
+	Transfers   *transfer.Service
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
@@ -142,7 +146,8 @@ func (p *Pages) mountPortal() {
 		return
 	}
 	h := &portalPages{PortalDeps: p.Portal, log: p.log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL,
-		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks})}
+		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
+			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
 	for _, rt := range h.routes() {
 		p.mux.HandleFunc(rt.method+" "+rt.path, h.handler(rt))
@@ -163,6 +168,8 @@ func (h *portalPages) routes() []portalRoute {
 	out = append(out, h.userRoutes()...)
 	out = append(out, h.accountRoutes()...)
 	out = append(out, h.auditRoutes()...)
+	out = append(out, h.policyRoutes()...)
+	out = append(out, h.transferRoutes()...)
 	out = append(out, h.reconcileRoutes()...)
 	out = append(out, h.exportRoutes()...)
 	return out
