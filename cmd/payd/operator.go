@@ -8,8 +8,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"payd/internal/clock"
+	"payd/internal/fault"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/ratelimit"
@@ -164,10 +166,43 @@ func runAppCreate(ctx context.Context, env *cliEnv, args []string) error {
 	o := newOperator(env, "app create")
 	id := o.need("merchant", "merchant id")
 	currency := o.need("currency", "currency of the payments account")
-	return o.run(ctx, args, nil, func(merchants *merchant.Service, _ *store.DB) (answer, error) {
-		app, err := merchants.CreateApp(ctx, *id, *currency)
-		return answer{value: app, text: func(w io.Writer) {
-			fmt.Fprintf(w, "%s app-id %s secret-key %s\n", app.Currency, app.AppID, app.SecretKey)
+	scopes := o.String("scopes", merchant.AllScopes, "what the key may do: a comma list of RESOURCE:read or RESOURCE:write (write includes read), RESOURCE one of "+
+		strings.Join(merchant.Resources, ", ")+"; * is everything its account can")
+	expires := o.String("expires-at", "", "when the key stops being accepted (RFC 3339); empty never")
+	allowed := o.String("allowed-ips", "", "the client addresses the key is accepted from: a comma list of addresses and CIDR prefixes; empty any")
+	var access merchant.Access
+	check := func() error {
+		f := fault.Fields{}
+		var err error
+		if access.Scopes, err = merchant.ParseScopes(*scopes); err != nil {
+			f.Add("scopes", err.Error())
+		}
+		if access.AllowedIPs, err = merchant.ParseAllowedIPs(*allowed); err != nil {
+			f.Add("allowed-ips", err.Error())
+		}
+		if *expires != "" {
+			if access.ExpiresAt, err = time.Parse(time.RFC3339, *expires); err != nil {
+				f.Add("expires-at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
+			}
+		}
+		return f.Err()
+	}
+	return o.run(ctx, args, check, func(merchants *merchant.Service, db *store.DB) (answer, error) {
+		app, err := store.Do(ctx, db, func(tx *store.Tx) (merchant.NewApp, error) {
+			return merchants.CreateAppWith(ctx, tx, *id, *currency, access)
+		})
+		var expiresAt *time.Time
+		if !access.ExpiresAt.IsZero() {
+			expiresAt = &access.ExpiresAt
+		}
+		ips := make([]string, len(access.AllowedIPs))
+		for i, p := range access.AllowedIPs {
+			ips[i] = p.String()
+		}
+		shown := map[string]any{"app_id": app.AppID, "secret_key": app.SecretKey, "currency": app.Currency,
+			"scopes": access.Scopes, "expires_at": expiresAt, "allowed_ips": ips}
+		return answer{value: shown, text: func(w io.Writer) {
+			fmt.Fprintf(w, "%s app-id %s secret-key %s scopes %s\n", app.Currency, app.AppID, app.SecretKey, strings.Join(access.Scopes, ","))
 		}}, err
 	})
 }

@@ -202,7 +202,7 @@ func (a *API) add(rt route) {
 	if !rt.raw {
 		h = a.checkQuery(h)
 	}
-	h = a.authenticate(rt.auth, h)
+	h = a.authenticate(rt.auth, scopeOf(rt), h)
 	limit := rt.maxBody
 	next := h
 	h = func(w http.ResponseWriter, r *http.Request) {

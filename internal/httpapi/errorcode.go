@@ -42,6 +42,8 @@ var errorCodes = []errorCode{
 	{fault.CodeRequireLogin, http.StatusUnauthorized, "Missing or wrong app-id and secret-key, or a missing, expired or revoked access token."},
 	{fault.CodeRateLimited, http.StatusTooManyRequests, "Too many requests from this merchant, or too many failed authentication attempts from this address: retry after Retry-After seconds."},
 	{fault.CodeForbidden, http.StatusForbidden, "The portal user's role may not do this."},
+	{codeScopeRequired, http.StatusForbidden, "The app's key lacks the scope this operation needs (x-required-scope): the message names it."},
+	{codeIPNotAllowed, http.StatusForbidden, "The app's key is not accepted from the client's address (its allowed_ips)."},
 	{portal.CodeLoginFailed, http.StatusUnauthorized, "Portal sign-in: the email or password is wrong."},
 	{portal.CodeTOTPRequired, http.StatusUnauthorized, "Portal sign-in: the authenticator app's code is missing or wrong."},
 	{report.CodeLinkInvalid, http.StatusForbidden, "The report file link is not valid: wrong signature, or expired."},
@@ -115,7 +117,9 @@ func routeErrors(rt route) map[int][]errorCode {
 		all = append(all, lookupCodeStatus(fault.CodeValidation, http.StatusBadRequest))
 	}
 	if rt.auth != authNone {
-		include(fault.CodeRequireLogin, fault.CodeRateLimited)
+		// An app's access settings (checkAccess): the token exchange, which
+		// needs no scope, is documented with the rest.
+		include(fault.CodeRequireLogin, fault.CodeRateLimited, codeIPNotAllowed, codeScopeRequired)
 	}
 	if !rt.raw {
 		// Every route refuses a query string that breaks the input rule

@@ -166,13 +166,14 @@ const (
 	authTokenHeader
 )
 
-// authenticate runs the route's authentication and puts the principal in
-// the context. A failure is counted by the throttle, which slows and then
+// authenticate runs the route's authentication, refuses an app its access
+// settings keep from the route (checkAccess, with the route's scope), and
+// puts the principal in the context. A failure is counted by the throttle, which slows and then
 // refuses a client that keeps failing; valid credentials are never refused
 // by it. An authenticated request then takes one request from its
 // merchant's bucket (writes and reads apart), and is refused with 429 when
 // that is empty.
-func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFunc {
+func (a *API) authenticate(mode authMode, scope string, next http.HandlerFunc) http.HandlerFunc {
 	if mode == authNone {
 		return next
 	}
@@ -193,6 +194,10 @@ func (a *API) authenticate(mode authMode, next http.HandlerFunc) http.HandlerFun
 			if fault.Is(err, fault.CodeRequireLogin) {
 				err = a.authFailed(w, r, err)
 			}
+			a.fail(w, r, err)
+			return
+		}
+		if err := a.checkAccess(r, p, scope); err != nil {
 			a.fail(w, r, err)
 			return
 		}

@@ -192,6 +192,9 @@ func (a *API) buildOpenAPI() openAPIDoc {
 			op["description"] = rt.description
 		}
 		op["tags"] = []string{tagOf(rt)}
+		if scope := scopeOf(rt); scope != "" {
+			op["x-required-scope"] = scope
+		}
 		op["security"] = security(rt.auth)
 		var params []map[string]any
 		for _, p := range rt.params {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"payd/internal/fault"
@@ -49,12 +50,21 @@ func hashSecret(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func createApp(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, now time.Time) (NewApp, error) {
+func createApp(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, now time.Time, access Access) (NewApp, error) {
 	secret := "sk_" + randomToken(40)
+	scopes := AllScopes
+	if len(access.Scopes) > 0 {
+		scopes = strings.Join(access.Scopes, ",")
+	}
+	var expires any
+	if !access.ExpiresAt.IsZero() {
+		expires = access.ExpiresAt.UnixMilli()
+	}
 	appID, err := store.ClaimNew(ctx, tx, store.KeyApp, merchantID, func() string { return randomToken(24) })
 	if err == nil {
-		err = tx.Send(ctx, `INSERT INTO apps (app_id, merchant_id, account_id, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			appID, merchantID, accountID, hashSecret(secret), now.UnixMilli())
+		err = tx.Send(ctx, `INSERT INTO apps (app_id, merchant_id, account_id, secret_hash, created_at, scopes, expires_at, allowed_ips)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			appID, merchantID, accountID, hashSecret(secret), now.UnixMilli(), scopes, expires, joinPrefixes(access.AllowedIPs))
 	}
 	if err != nil {
 		return NewApp{}, fmt.Errorf("create app: %w", err)
@@ -70,6 +80,16 @@ func (s *Service) CreateApp(ctx context.Context, merchantID, currency string) (N
 // CreateAppIn is CreateApp in the caller's transaction (the portal audits
 // it in the same one).
 func (s *Service) CreateAppIn(ctx context.Context, tx *store.Tx, merchantID, currency string) (NewApp, error) {
+	return s.CreateAppWith(ctx, tx, merchantID, currency, Access{})
+}
+
+// CreateAppWith is CreateAppIn for an app with access: its scopes, expiry
+// and allowed addresses (CONTRACT §23; the zero Access is every scope, no
+// expiry, from anywhere).
+func (s *Service) CreateAppWith(ctx context.Context, tx *store.Tx, merchantID, currency string, access Access) (NewApp, error) {
+	if !access.ExpiresAt.IsZero() && !access.ExpiresAt.After(s.clock.Now()) {
+		return NewApp{}, fault.Field("expires_at", "is not in the future")
+	}
 	{
 		var accountID int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE merchant_id = $1 AND kind = $2 AND currency = $3`,
@@ -80,7 +100,7 @@ func (s *Service) CreateAppIn(ctx context.Context, tx *store.Tx, merchantID, cur
 		if err != nil {
 			return NewApp{}, fmt.Errorf("create app: %w", err)
 		}
-		app, err := createApp(ctx, tx, merchantID, accountID, s.clock.Now())
+		app, err := createApp(ctx, tx, merchantID, accountID, s.clock.Now(), access)
 		app.Currency = currency
 		return app, err
 	}
@@ -123,7 +143,24 @@ type Principal struct {
 	Methods []string
 	// ClockOffset is how far the merchant's sandbox test clock runs ahead of the real clock.
 	ClockOffset time.Duration
+	// Access is what the app may do (its scopes, expiry and addresses);
+	// zero for a caller that is no app.
+	Access Access
 }
+
+// appAccessColumns are the app's access settings, read after
+// principalColumns into scanAccess's destinations.
+const appAccessColumns = `a.scopes, a.expires_at, a.allowed_ips`
+
+// accessDest are scanAccess's destinations.
+type accessDest struct {
+	scopes, ips string
+	expires     *int64
+}
+
+func (d *accessDest) dest() []any { return []any{&d.scopes, &d.expires, &d.ips} }
+
+func (d *accessDest) access() Access { return readAccess(d.scopes, d.expires, d.ips) }
 
 // ErrUnauthenticated is every authentication failure; the reason is not told.
 var ErrUnauthenticated = &fault.Error{Kind: fault.Unauthenticated, Code: fault.CodeRequireLogin, Message: "Not Authorised"}
@@ -161,13 +198,15 @@ func (s *Service) Authenticate(ctx context.Context, appID, secretKey string) (Pr
 	}
 	readAt := s.principals.machine.Now()
 	var stored string
+	var access accessDest
 	merchantID, err := s.appOwner(ctx, appID)
 	var p Principal
 	if err == nil {
-		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, a.secret_hash
+		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, `+appAccessColumns+`, a.secret_hash
 			FROM apps a JOIN merchants m ON m.id = a.merchant_id
 			JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
-			WHERE a.merchant_id = $1 AND a.app_id = $2 AND a.revoked_at IS NULL`, merchantID, appID), &stored)
+			WHERE a.merchant_id = $1 AND a.app_id = $2 AND a.revoked_at IS NULL`, merchantID, appID), append(access.dest(), &stored)...)
+		p.Access = access.access()
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		subtle.ConstantTimeCompare([]byte(dummyHash), []byte(hashSecret(secretKey)))
@@ -247,12 +286,14 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (Principa
 	merchantID, err := store.KeyOwner(ctx, s.db.Read(), store.KeyAccessToken, hash)
 	var p Principal
 	var expiresMs int64
+	var access accessDest
 	if err == nil {
-		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, t.expires_at
+		p, err = scanPrincipal(s.db.Read().QueryRowContext(ctx, `SELECT `+principalColumns+`, `+appAccessColumns+`, t.expires_at
 			FROM access_tokens t JOIN apps a ON a.merchant_id = t.merchant_id AND a.app_id = t.app_id
 			JOIN merchants m ON m.id = a.merchant_id JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 			WHERE t.merchant_id = $1 AND t.token_hash = $2 AND a.revoked_at IS NULL AND t.expires_at > $3 + m.clock_offset_ms`,
-			merchantID, hash, now.UnixMilli()), &expiresMs)
+			merchantID, hash, now.UnixMilli()), append(access.dest(), &expiresMs)...)
+		p.Access = access.access()
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, ErrUnauthenticated

@@ -142,7 +142,7 @@ func createMerchant(ctx context.Context, tx *store.Tx, p CreateParams, now time.
 		if err != nil {
 			return Created{}, err
 		}
-		app, err := createApp(ctx, tx, id, acc.id, now)
+		app, err := createApp(ctx, tx, id, acc.id, now, Access{})
 		if err != nil {
 			return Created{}, err
 		}
