@@ -111,15 +111,40 @@ func (p *pool) prepare() error {
 	if err != nil {
 		return fmt.Errorf("make %s: %w", poolTable, err)
 	}
-	stale, err := store.QueryColumn[string](ctx, p.admin, `SELECT name FROM `+poolTable+`
-		WHERE (build <> $1 AND claimed_at IS NULL) OR claimed_at < now() - $2 * interval '1 second'`, p.build, staleClaim.Seconds())
+	stale, err := store.QueryColumn[string](ctx, p.admin, `SELECT name FROM `+poolTable+` WHERE `+staleWhere, p.build, staleClaim.Seconds())
 	if err != nil {
 		return err
 	}
 	for _, s := range stale {
-		p.drop(s) // what is not dropped now is next time
+		p.dropStale(s) // what is not dropped now is next time
 	}
 	return nil
+}
+
+// staleWhere picks the pooled schemas no test will take again: another
+// build's that are free, and any taken by a process that did not free them.
+const staleWhere = `(build <> $1 AND claimed_at IS NULL) OR claimed_at < now() - $2 * interval '1 second'`
+
+// dropStale drops schema when it is still stale as the drop starts: its
+// row is deleted (and so locked) under the same condition first, so that a
+// process of another build that claims it meanwhile keeps it (its claim
+// commits first and the condition no longer holds, or it skips the locked
+// row). Builds differ when tests of two checkouts share a server.
+func (p *pool) dropStale(schema string) error {
+	ctx := context.Background()
+	return p.schemaChange(ctx, func(tx *sql.Tx) error {
+		var name string
+		err := tx.QueryRowContext(ctx, `DELETE FROM `+poolTable+` WHERE name = $3 AND (`+staleWhere+`) RETURNING name`,
+			p.build, staleClaim.Seconds(), schema).Scan(&name)
+		if err == sql.ErrNoRows {
+			return nil // taken meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
+		return err
+	})
 }
 
 // schemaChange runs fn in a transaction holding the lock store.DB.Migrate
