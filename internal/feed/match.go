@@ -187,6 +187,19 @@ func candidateList(cs []payin.Candidate) string {
 	return strings.Join(names, ", ")
 }
 
+// detailShaped reports whether d can be a payin's payment detail, which is
+// looked up: an account number (digits, with spaces or dashes, at least
+// minDetailDigits of them) or a PayID (with an @). The other words of a
+// remittance text are not looked for, a query each saved.
+func detailShaped(d string) bool {
+	n := payin.NormalizeDetail(d)
+	return strings.Contains(n, "@") || (len(n) >= minDetailDigits && digitsOf(n) == n)
+}
+
+// minDetailDigits is the fewest digits of an account number a credit is
+// addressed to (a jp_bank_jpy account number has 7).
+const minDetailDigits = 6
+
 // payinCandidates are the payins t names, each once.
 func payinCandidates(ctx context.Context, q store.Querier, t tokens) ([]payin.Candidate, error) {
 	var out []payin.Candidate
@@ -199,6 +212,9 @@ func payinCandidates(ctx context.Context, q store.Querier, t tokens) ([]payin.Ca
 		out = append(out, c)
 	}
 	for _, d := range t.details {
+		if !detailShaped(d) {
+			continue
+		}
 		cs, err := payin.ByPayCode(ctx, q, d)
 		if err != nil {
 			return nil, err
@@ -316,7 +332,7 @@ func treasuryCandidates(ctx context.Context, q store.Querier, t tokens, currency
 	var out []treasuryAccount
 	for _, d := range t.details {
 		number := digitsOf(d)
-		if number == "" || number != d {
+		if len(number) < minDetailDigits || number != d {
 			continue
 		}
 		merchantID, err := store.KeyOwner(ctx, q, store.KeyAccountNumber, number)
