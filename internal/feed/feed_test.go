@@ -187,6 +187,8 @@ func TestRejectedWhole(t *testing.T) {
 			{"truncated", "camt.053", good[:len(good)/2]},
 			{"csv", "reconciliation", []byte("date,amount,reference,description\n2026-03-02,500.00,X," + uuid + "\n")},
 			{"bai2 of another account", "account", feedtest.BAI2(other)},
+			{"too many decimals for KRW", "KRW has 0", bytes.Replace(feedtest.Camt054(fx.file(credit)), []byte(">50000<"), []byte(">50000.5<"), 1)},
+			{"another version", "camt.054.001.02", bytes.ReplaceAll(feedtest.Camt054(fx.file(credit)), []byte("camt.054.001.08"), []byte("camt.054.001.02"))},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -205,6 +207,19 @@ func TestRejectedWhole(t *testing.T) {
 		small := feed.New(feed.Deps{DB: fx.srv.DB, Payins: fx.srv.Payins, MaxFileBytes: 100})
 		if got, err := small.Import(context.Background(), fx.feed, "big.xml", good); err != nil || got.Status != feed.Rejected || !strings.Contains(got.Reason, "more than the 100") {
 			t.Errorf("a file above the bound: %+v %v", got, err)
+		}
+		// In the inbox, a file above the bound is not read at all: it goes to rejected/.
+		if err := os.WriteFile(filepath.Join(fx.inbox, "big.xml"), good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := small.Poll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(fx.inbox, "rejected", "big.xml")); err != nil {
+			t.Errorf("the inbox's file above the bound is not in rejected/: %v", err)
+		}
+		if status, _ := fx.payinStatus(uuid); status != "pending" {
+			t.Errorf("after the large file the payin is %s, want pending", status)
 		}
 	})
 }
