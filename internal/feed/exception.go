@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -310,15 +311,14 @@ func (s *Service) referenceMatch(ctx context.Context, tx *store.Tx, r exceptionR
 }
 
 // refusal is a domain function's refusal of a match as the operator reads
-// it: a fault keeps its message, a payin's refusal becomes one.
+// it: a fault keeps its message, a payin's or a deposit's refusal becomes
+// one (payd feed match exits 1 with it, nothing changed).
 func refusal(err error) error {
 	if _, ok := fault.As(err); ok {
 		return err
 	}
-	for _, kind := range []error{payin.ErrAmountMismatch, payin.ErrNotReceivable, deposit.ErrNotTreasury} {
-		if strings.Contains(err.Error(), kind.Error()) {
-			return fault.State("%s", err.Error())
-		}
+	if errors.Is(err, payin.ErrAmountMismatch) || errors.Is(err, payin.ErrNotReceivable) || errors.Is(err, deposit.ErrNotTreasury) {
+		return fault.State("%s", err.Error())
 	}
 	return err
 }
