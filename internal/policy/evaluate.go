@@ -124,8 +124,11 @@ func scanString(r store.Row) (string, error) {
 	return v, err
 }
 
-// Get is the evaluation's outcome.
+// Get is the evaluation's outcome; a nil evaluation holds nothing.
 func (ph *PendingHold) Get() (Hold, error) {
+	if ph == nil {
+		return Hold{}, nil
+	}
 	var h Hold
 	thresholds, err := ph.threshold.Get()
 	if err != nil {

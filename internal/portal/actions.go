@@ -8,6 +8,7 @@ import (
 	"payd/internal/merchant"
 	"payd/internal/payout"
 	"payd/internal/policy"
+	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/transfer"
 	"payd/internal/webhook"
@@ -20,6 +21,8 @@ type ActionDeps struct {
 	Webhooks  *webhook.Dispatcher
 	Policies  *policy.Service
 	Transfers *transfer.Service
+	// Settlements decides beneficiary changes.
+	Settlements *settlement.Service
 }
 
 // Actions are what a signed-in portal user does to records other services

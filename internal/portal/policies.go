@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/money"
 	"payd/internal/policy"
+	"payd/internal/settlement"
 	"payd/internal/store"
 	"payd/internal/transfer"
 )
@@ -125,4 +126,31 @@ func (a *Actions) MayDecideTransfer(ctx context.Context, by Session, uuid string
 		return err
 	}
 	return a.Transfers.MayDecide(ctx, by.MerchantID, uuid, actor(by))
+}
+
+// The audit log's entries of beneficiary changes' decisions.
+const (
+	AuditBeneficiaryApproved AuditAction = "beneficiary_approved"
+	AuditBeneficiaryRejected AuditAction = "beneficiary_rejected"
+)
+
+// DecideBeneficiary approves or rejects the pending beneficiary change of
+// by's merchant's currency settlement config (settlement.DecideBeneficiary:
+// an admin or finance user other than its maker).
+func (a *Actions) DecideBeneficiary(ctx context.Context, by Session, currency string, approve bool, client string) (settlement.Config, error) {
+	if err := by.May(DecideBeneficiaries); err != nil {
+		return settlement.Config{}, err
+	}
+	return audited(ctx, a.portal, func(tx *store.Tx) (settlement.Config, Entry, error) {
+		now, err := a.portal.clock.Read(ctx, tx, by.MerchantID)
+		if err != nil {
+			return settlement.Config{}, Entry{}, err
+		}
+		c, err := a.Settlements.DecideBeneficiary(ctx, tx, by.MerchantID, currency, actor(by), approve, now)
+		e := Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditBeneficiaryApproved, Subject: c.Currency, Client: client, At: now}
+		if !approve {
+			e.Action = AuditBeneficiaryRejected
+		}
+		return c, e, err
+	})
 }

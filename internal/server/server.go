@@ -207,10 +207,11 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	network := rail.NewRouter(s.Files, other)
+	s.Policies = approval.NewService(db)
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks, Policies: s.Policies})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
-		Policy: policy, Rail: network, Banks: banks, FundingDelay: cfg.FundingDelay})
+		Policy: policy, Rail: network, Banks: banks, FundingDelay: cfg.FundingDelay, Policies: s.Policies})
 	s.Reports, err = report.NewService(ctx, report.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, PublicURL: cfg.PublicURL})
 	if err != nil {
 		db.Close()
@@ -224,7 +225,6 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Rail: network, Banks: banks, Sandbox: cfg.Env == httpapi.Sandbox, Policies: s.Policies})
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
-	s.Policies = approval.NewService(db)
 	s.Feeds = feed.New(feed.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Payins: s.Payins, PayIDs: s.PayIDs, Deposits: s.Deposits, Files: s.Files,
 		PollEvery: cfg.FeedPoll, KillAt: cfg.BankFileKillAt})
 	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})

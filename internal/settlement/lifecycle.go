@@ -69,11 +69,18 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 		bank = string(raw)
 	}
 	now := s.clock.Of(p)
+	guarded, err := s.guarded(ctx, tx, p.MerchantID, acc.ID, r.ExternalBankAccount)
+	if err != nil {
+		return Config{}, err
+	}
+	if guarded {
+		return s.proposeBeneficiary(ctx, tx, p, acc.ID, currency, r, now)
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settlement_configs (account_id, merchant_id, currency, frequency, treasury_account_id, bank_account,
 		endpoint_url, authorization_header, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (merchant_id, account_id) DO UPDATE SET frequency = excluded.frequency, treasury_account_id = excluded.treasury_account_id,
 		bank_account = excluded.bank_account, endpoint_url = excluded.endpoint_url, authorization_header = excluded.authorization_header,
-		updated_at = excluded.updated_at`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasuryID, bank,
+		updated_at = excluded.updated_at, pending_change = NULL`, acc.ID, p.MerchantID, currency, string(r.Frequency), treasuryID, bank,
 		r.WebhookNotification.EndpointURL, r.WebhookNotification.AuthorizationHeader, now.UnixMilli()); err != nil {
 		return Config{}, fmt.Errorf("set settlement config: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"payd/internal/job"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/policy"
 	"payd/internal/rail"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -80,6 +81,7 @@ type Service struct {
 	banks    Zengin
 	// FundingDelay is how long the sandbox's funding check takes.
 	FundingDelay time.Duration
+	policies     *policy.Service
 }
 
 // Deps are what a Service needs.
@@ -96,11 +98,13 @@ type Deps struct {
 	// FundingDelay is how long the funding check holds a JPY, VND, IDR or
 	// INR settlement, on the merchant's clock (default an hour).
 	FundingDelay time.Duration
+	// Policies says whether the merchant's beneficiary approval is on.
+	Policies *policy.Service
 }
 
 // NewService returns the service, its jobs registered and its rail outcomes heard.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, FundingDelay: d.FundingDelay}
+	s := &Service{db: d.DB, queue: d.Queue, clock: d.Clock, log: d.Log, webhooks: d.Webhooks, policy: d.Policy, rail: d.Rail, banks: d.Banks, FundingDelay: d.FundingDelay, policies: d.Policies}
 	if s.FundingDelay <= 0 {
 		s.FundingDelay = DefaultFundingDelay
 	}
@@ -189,6 +193,7 @@ type Config struct {
 	ExternalBankAccount *BankAccount    `json:"external_bank_account" doc:"The beneficiary when it is a bank account; null otherwise."`
 	WebhookNotification *webhook.Target `json:"webhook_notification" doc:"Where settlement.<status> events go; null for none."`
 	UpdatedAt           *clock.Time     `json:"updated_at" doc:"null until the config is first set."`
+	PendingChange       *PendingChange  `json:"pending_change" doc:"A change of the external beneficiary waiting for approval (the merchant's beneficiary_approval is on), or null; settlements go to the beneficiary above until an admin or finance user other than its maker approves it."`
 }
 
 // ConfigRequest is the body of PUT /v2/settlements/config.
@@ -268,12 +273,13 @@ func (s *Service) readConfig(ctx context.Context, q store.Querier, merchantID st
 		endpoint string
 		auth     string
 		updated  int64
+		pending  sql.NullString
 	)
 	err := q.QueryRowContext(ctx, `SELECT c.currency, c.frequency, c.treasury_account_id, t.public_id, c.bank_account, c.endpoint_url,
-		c.authorization_header, c.updated_at FROM settlement_configs c
+		c.authorization_header, c.updated_at, c.pending_change FROM settlement_configs c
 		LEFT JOIN accounts t ON t.merchant_id = c.merchant_id AND t.id = c.treasury_account_id
 		WHERE c.merchant_id = $1 AND c.account_id = $2`, merchantID, accountID).
-		Scan(&c.Currency, &c.Frequency, &treasury, &number, &bank, &endpoint, &auth, &updated)
+		Scan(&c.Currency, &c.Frequency, &treasury, &number, &bank, &endpoint, &auth, &updated, &pending)
 	if isNoRows(err) {
 		return c, 0, nil
 	}
@@ -293,5 +299,6 @@ func (s *Service) readConfig(ctx context.Context, q store.Querier, merchantID st
 		c.WebhookNotification = &webhook.Target{EndpointURL: endpoint, AuthorizationHeader: auth}
 	}
 	c.UpdatedAt = &clock.Time{T: clock.FromMillis(updated)}
+	c.PendingChange = readPending(pending)
 	return c, treasury.Int64, nil
 }

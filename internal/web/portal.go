@@ -147,7 +147,7 @@ func (p *Pages) mountPortal() {
 	}
 	h := &portalPages{PortalDeps: p.Portal, log: p.log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL,
 		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
-			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers})}
+			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
 	for _, rt := range h.routes() {
 		p.mux.HandleFunc(rt.method+" "+rt.path, h.handler(rt))

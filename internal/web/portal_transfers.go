@@ -19,6 +19,17 @@ func (h *portalPages) transferRoutes() []portalRoute {
 		{method: "GET", path: "/portal/transfers/{uuid}", handle: h.transfer},
 		{method: "POST", path: "/portal/transfers/{uuid}/approve", may: portal.DecideTransfers, audit: portal.AuditTransferApproved, handle: h.decideTransfer(true)},
 		{method: "POST", path: "/portal/transfers/{uuid}/reject", may: portal.DecideTransfers, audit: portal.AuditTransferRejected, handle: h.decideTransfer(false)},
+		{method: "POST", path: "/portal/settlements/beneficiary/approve", may: portal.DecideBeneficiaries, audit: portal.AuditBeneficiaryApproved, handle: h.decideBeneficiary(true)},
+		{method: "POST", path: "/portal/settlements/beneficiary/reject", may: portal.DecideBeneficiaries, audit: portal.AuditBeneficiaryRejected, handle: h.decideBeneficiary(false)},
+	}
+}
+
+// decideBeneficiary approves or rejects the pending beneficiary change of
+// the form's currency (CONTRACT §20) and answers 303 to the settlements page.
+func (h *portalPages) decideBeneficiary(approve bool) sessionHandler {
+	return func(w http.ResponseWriter, r *http.Request, s portal.Session) {
+		c, err := h.actions.DecideBeneficiary(r.Context(), s, r.PostFormValue("currency"), approve, h.client(r))
+		h.done(w, r, s, err, "/portal/settlements?currency="+url.QueryEscape(c.Currency))
 	}
 }
 
