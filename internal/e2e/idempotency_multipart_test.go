@@ -25,7 +25,7 @@ type multipartForm struct {
 // parts in another order), replays the stored answer and makes no second
 // effect; another file or field under the key is 422 IDEMPOTENCY_KEY_REUSED
 // (CONTRACT §3, §24). Each multipart endpoint: the v1 payout file, KYC
-// documents, the bank QR image lookup.
+// documents, the bank QR image lookup, a bank statement.
 func TestIdempotentMultipartRetry(t *testing.T) {
 	t.Parallel()
 	const payoutCSV = "payee,amount,payid,payid_type\nJane,10,jane@example.com,email\n"
@@ -74,6 +74,17 @@ func TestIdempotentMultipartRetry(t *testing.T) {
 			},
 			// A lookup writes nothing but its stored answer.
 			status: 200, effects: `SELECT count(*) FROM idempotency_keys WHERE merchant_id = $1`,
+		},
+		{
+			name: "bank statement", path: "/v2/reconciliation/statements", currency: "AUD",
+			prepare: func(p *payd, m creds) {},
+			form: func(t *testing.T) multipartForm {
+				return multipartForm{map[string]string{"account_number": "12345678"}, map[string]kycFile{"file": {"day.csv", []byte("date,amount,reference,description\n2026-03-02,10.00,REF,x\n")}}}
+			},
+			other: func(t *testing.T) multipartForm {
+				return multipartForm{map[string]string{"account_number": "12345678"}, map[string]kycFile{"file": {"day.csv", []byte("date,amount,reference,description\n2026-03-02,11.00,REF,x\n")}}}
+			},
+			status: 201, effects: `SELECT count(*) FROM reconciliation_statements WHERE merchant_id = $1`,
 		},
 	}
 	each(t, func(t *testing.T, p *payd) {
