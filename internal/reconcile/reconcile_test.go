@@ -186,6 +186,7 @@ func TestUploadRefusals(t *testing.T) {
 			{"CSV bad amount", reconcile.Upload{File: csvOf("2026-03-02,1.001,REF,x"), AccountNumber: "12345678"}, 422, "file"},
 			{"CSV bad date", reconcile.Upload{File: csvOf("02/03/2026,1.00,REF,x"), AccountNumber: "12345678"}, 422, "file"},
 			{"CSV unknown currency", reconcile.Upload{File: good, AccountNumber: "12345678", Currency: "XXX"}, 422, "currency"},
+			{"account without digits", reconcile.Upload{File: good, AccountNumber: "SAVINGS"}, 422, "account_number"},
 			{"account with a control character", reconcile.Upload{File: good, AccountNumber: "1234\x005678"}, 422, "account_number"},
 			{"a period over a year", reconcile.Upload{File: csvOf(long), AccountNumber: "12345678"}, 422, "file"},
 			{"too large", reconcile.Upload{File: make([]byte, reconcile.MaxFileBytes+1), AccountNumber: "12345678"}, 413, ""},

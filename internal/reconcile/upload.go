@@ -173,6 +173,9 @@ func fileError(err error) error {
 // checkHeader refuses a statement whose account is not the upload's, or
 // whose period is beyond MaxPeriodDays.
 func checkHeader(h statement.Header, u Upload) error {
+	if u.AccountNumber != "" && digitsOf(u.AccountNumber) == "" {
+		return fault.Field("account_number", "must hold the account number's digits")
+	}
 	if u.AccountNumber != "" && !sameAccount(h.Account.Digits(), digitsOf(u.AccountNumber)) {
 		return fault.Field("account_number", fmt.Sprintf("is not the account the statement reports (%s)", h.Account.Number))
 	}
