@@ -279,3 +279,61 @@ func TestConcurrentApprovals(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentApprovalsTwoServers: the approval race of
+// TestConcurrentApprovals across two payd instances sharing one PostgreSQL
+// database (their own pools, as two processes have): three approvals count,
+// the payout leaves held once, with one webhook.
+func TestConcurrentApprovalsTwoServers(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		one := servertest.Open(t, dsn)
+		if one.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite is one process's file")
+		}
+		two := servertest.Open(t, dsn)
+		ctx := context.Background()
+		p := funded(t, one, "1000")
+		activePolicy(t, one, p.MerchantID, policy.Input{Name: "Three", Currency: "AUD", MinAmount: "1", Approvals: 3, Roles: []merchant.Role{merchant.Finance}})
+		req := bankPayout("12345678", "100")
+		req.WebhookNotification = webhook.Target{EndpointURL: "http://127.0.0.1:1/hook"}
+		po, err := storetest.Write(ctx, one.DB, one.Payouts.Create, p, req)
+		if err != nil || po.Status != payout.Held {
+			t.Fatalf("Create() = %+v, %v", po, err)
+		}
+		var (
+			wg              sync.WaitGroup
+			mu              sync.Mutex
+			counted, passed int
+		)
+		for i := range 20 {
+			e := one
+			if i%2 == 1 {
+				e = two
+			}
+			wg.Go(func() {
+				got, err := store.Do(ctx, e.DB, func(tx *store.Tx) (payout.Payout, error) {
+					return e.Payouts.Decide(ctx, tx, payout.Decision{MerchantID: p.MerchantID, PayoutUUID: po.UUID, By: financeUser(i + 1), Approve: true})
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					counted++
+					if got.Status == payout.Processing {
+						passed++
+					}
+				case !fault.Is(err, payout.CodeDecisionConflict):
+					t.Errorf("Decide() = %v, want success or DECISION_CONFLICT", err)
+				}
+			})
+		}
+		wg.Wait()
+		if counted != 3 || passed != 1 {
+			t.Errorf("%d approvals counted, %d left held; want 3 and 1", counted, passed)
+		}
+		if n := events(t, one, p.MerchantID, "payout.processing", po.UUID); n != 1 {
+			t.Errorf("%d payout.processing events, want 1", n)
+		}
+	})
+}
