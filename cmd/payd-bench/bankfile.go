@@ -51,6 +51,10 @@ func measureBankFile(ctx context.Context, s settings, bin, db string) (result, e
 		}
 	}
 	const railName = "bench-aba"
+	// Operator commands never create a database: payd migrate makes it.
+	if out, err := exec.CommandContext(ctx, bin, "migrate", "--db", dsn).CombinedOutput(); err != nil {
+		return result{}, fmt.Errorf("payd migrate: %v: %s", err, out)
+	}
 	if out, err := exec.CommandContext(ctx, bin, "rail", "set", "--db", dsn, "--name", railName, "--format", "aba", "--currency", "AUD",
 		"--methods", "au_bank_aud", "--debtor-name", "PAYD OPERATIONS", "--debtor-account", "123456789", "--debtor-bsb", "062-000",
 		"--originator-id", "301500", "--bank-abbrev", "CBA", "--cutoffs", "23:59", "--timezone", "Pacific/Kiritimati",

@@ -244,6 +244,7 @@ func TestDatabaseFromEnvironment(t *testing.T) {
 func TestErrorMessagesAreStable(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite:" + t.TempDir() + "/payd.db"
+	mustPayd(t, "migrate", "--db", dsn)
 	tests := []struct {
 		name       string
 		args       []string

@@ -20,13 +20,24 @@ import (
 	"payd/internal/treasury"
 )
 
-// openMerchants opens and migrates the database for an operator command.
+// openMerchants opens the database for an operator command. Operator
+// commands never create or migrate a database (payd serve and payd migrate
+// do): a SQLite file that does not exist, or a database with migrations
+// still to apply, is refused saying so.
 func openMerchants(ctx context.Context, dsn string) (*merchant.Service, *store.DB, error) {
-	db, err := store.Open(ctx, dsn, store.Options{})
+	db, err := store.Open(ctx, dsn, store.Options{MustExist: true})
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, nil, fmt.Errorf("%w: payd serve or payd migrate --db %s creates it", err, store.Redact(dsn))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := db.Migrate(ctx); err != nil {
+	unapplied, err := db.Unapplied(ctx)
+	if err == nil && len(unapplied) > 0 {
+		err = fmt.Errorf("the database %s is not migrated (%d migrations to apply, from %s): run payd migrate --db %s first (payd serve migrates too)",
+			store.Redact(dsn), len(unapplied), unapplied[0], store.Redact(dsn))
+	}
+	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
@@ -363,9 +374,17 @@ func runLedgerVerify(ctx context.Context, env *cliEnv, args []string) error {
 	o := newOperator(env, "ledger verify")
 	return o.run(ctx, args, nil, func(_ *merchant.Service, db *store.DB) (answer, error) {
 		problems, err := ledger.Verify(ctx, db.Read())
+		var entries int64
+		if err == nil {
+			// spans merchants: the operator's check of the whole ledger.
+			err = db.Read().QueryRowContext(ctx, `SELECT count(*) FROM journal_entries`).Scan(&entries)
+		}
 		a := answer{value: map[string]any{"ok": len(problems) == 0, "problems": problemList(problems)}, text: func(w io.Writer) {
-			if len(problems) == 0 {
-				fmt.Fprintln(w, "ledger verified: every invariant holds")
+			switch {
+			case len(problems) == 0 && entries == 0:
+				fmt.Fprintln(w, "ledger verified: nothing to check, no journal entries yet")
+			case len(problems) == 0:
+				fmt.Fprintf(w, "ledger verified: every invariant holds over %d journal entries\n", entries)
 			}
 			for _, p := range problems {
 				fmt.Fprintf(w, "%s: %s\n", p.Check, p.Detail)

@@ -145,6 +145,7 @@ func TestRailRefusalsAreStable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "payd.db")
+	mustPayd(t, "migrate", "--db", dsn)
 	mustPayd(t, abaRail(dsn, dir, "au")...)
 	inbox := "dir:" + filepath.Join(dir, "au", "in")
 	tests := []struct {

@@ -42,6 +42,9 @@ type driver interface {
 	lockMigrations(ctx context.Context, conn *sql.Conn, wait func()) (release func(), err error)
 	migrateAgain(err error) bool
 	citusOn(ctx context.Context, conn *sql.Conn) (bool, error)
+	// migrated reports whether the database has payd's record of
+	// migrations (schema_migrations): whether payd ever migrated it.
+	migrated(ctx context.Context) (bool, error)
 	// vacuumAdvice, analyzeStale and selfAnalyze are DB.VacuumAdvice,
 	// AnalyzeStale and SelfAnalyze (postgres_vacuum.go).
 	vacuumAdvice(ctx context.Context) (string, error)

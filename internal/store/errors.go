@@ -63,3 +63,7 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
 }
+
+// ErrNoDatabase is Open's answer, with Options.MustExist, for a SQLite file
+// that does not exist.
+var ErrNoDatabase = errors.New("no such database")

@@ -24,6 +24,38 @@ func (db *DB) MigrateWith(ctx context.Context, ms []migrate.Migration) ([]string
 	return migrate.Apply(ctx, migrator{db}, ms, db.migrationWait)
 }
 
+// Unapplied lists the embedded migrations (their file names) not applied
+// to db: every one on a database payd never migrated. Operator commands
+// refuse a database that has any (they never migrate: payd serve and payd
+// migrate do).
+func (db *DB) Unapplied(ctx context.Context) ([]string, error) {
+	all, err := migrate.Migrations(string(db.dialect))
+	if err != nil {
+		return nil, err
+	}
+	done := map[int]bool{}
+	migrated, err := db.drv.migrated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if migrated {
+		applied, err := migrate.Applied(ctx, db.Read())
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range applied {
+			done[v] = true
+		}
+	}
+	var out []string
+	for _, m := range all {
+		if !done[m.Version] {
+			out = append(out, m.Name)
+		}
+	}
+	return out, nil
+}
+
 // migrator is what migrating asks of db (migrate.Database), answered by its
 // dialect's driver.
 type migrator struct{ db *DB }

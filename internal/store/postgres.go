@@ -134,6 +134,13 @@ func (d *postgresDriver) citusOn(ctx context.Context, conn *sql.Conn) (bool, err
 	return isCitus(ctx, conn)
 }
 
+// migrated looks for schema_migrations on the search path.
+func (d *postgresDriver) migrated(ctx context.Context) (bool, error) {
+	var found bool
+	err := d.readPool().QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&found)
+	return found, err
+}
+
 // isCitus reports whether the database has the citus extension.
 func isCitus(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -37,6 +38,11 @@ type sqliteDriver struct {
 func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: empty file name")
+	}
+	if opt.MustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: sqlite:%s does not exist", ErrNoDatabase, path)
+		}
 	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -167,6 +173,12 @@ func (d *sqliteDriver) migrateAgain(err error) bool {
 }
 
 func (d *sqliteDriver) citusOn(context.Context, *sql.Conn) (bool, error) { return false, nil }
+
+func (d *sqliteDriver) migrated(ctx context.Context) (bool, error) {
+	var n int
+	err := d.readPool().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	return n > 0, err
+}
 
 // sqliteConn is a write transaction on SQLite: its statements run one after
 // another on the one write connection, each an exchange of its own (there

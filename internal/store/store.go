@@ -41,6 +41,9 @@ type Options struct {
 	// SQLiteSynchronous overrides PRAGMA synchronous. The default, FULL, makes
 	// every acknowledged commit survive power loss; tests may pass NORMAL.
 	SQLiteSynchronous string
+	// MustExist refuses a SQLite file that does not exist yet (ErrNoDatabase)
+	// rather than create it: operator commands never create a database.
+	MustExist bool
 	// MigrationWait, when set, is called once when Migrate finds another
 	// process migrating the database (PostgreSQL), before it waits for it:
 	// so that a start that waits says why.
@@ -86,6 +89,9 @@ func (db *DB) ping(ctx context.Context) error {
 var dsnPassword = regexp.MustCompile(`^(postgres(?:ql)?://[^:/@]*:)[^@]*@`)
 
 // redact hides a password in a connection string before it is logged.
+// Redact is dsn with any password in it replaced, for messages.
+func Redact(dsn string) string { return redact(dsn) }
+
 func redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
