@@ -112,13 +112,14 @@ func (p *payd) treasuryMinor(t *testing.T, merchantID, currency string) int64 {
 // each once (a second match exits 1), audited; the metric follows. A BAI2
 // file and an MT940 statement imported by hand receive a payin and pay the
 // static PayID; the same file again is a duplicate. A KRW feed receives a
-// virtual account's payin. The ledger verifies.
+// virtual account's payin, a JPY feed a jp_bank_jpy payin by its account
+// number. The ledger verifies.
 func TestFeedDay(t *testing.T) {
 	t.Parallel()
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		p := start(t, dsn)
-		apps := p.merchant("AUD", "KRW")
-		aud, krw := apps["AUD"], apps["KRW"]
+		apps := p.merchant("AUD", "KRW", "JPY")
+		aud, krw, jpy := apps["AUD"], apps["KRW"], apps["JPY"]
 		pinContact(t, p, aud, "payer@example.com")
 		hooks := newEventLog(t)
 		payin := func(amount any) map[string]any {
@@ -126,7 +127,8 @@ func TestFeedDay(t *testing.T) {
 				"webhook_notification": pinHookTo(hooks, "Bearer feed")}))
 		}
 		byText, byPayID, wrong, byBAI2 := payin(100), payin(40), payin(55), payin(30)
-		p.advance(aud, 3) // the PayID payins get their pay_id
+		zengin := pinCreate(t, p, jpy, pinBody("JPY", "jp_bank_jpy", 5000))
+		p.advance(aud, 3) // the PayID and Zengin payins get their pay_code
 		payID := str(pinMap(pinDetail(t, p, aud, str(byPayID, "uuid")), "pay_code"), "pay_id")
 		if payID == "" {
 			t.Fatal("the PayID payin has no pay_id")
@@ -291,6 +293,15 @@ func TestFeedDay(t *testing.T) {
 		p.pollFeeds()
 		if d := pinDetail(t, p, krw, str(va, "uuid")); str(d, "status") != "received" || str(d, "bank_reference") != "KB0001" {
 			t.Errorf("the virtual account's payin via feed %s: %v %v", krwFeed, d["status"], d["bank_reference"])
+		}
+		// A JPY collection account: a jp_bank_jpy payin's account number.
+		account := str(pinMap(pinDetail(t, p, jpy, str(zengin, "uuid")), "pay_code"), "account_number")
+		_, jpyInbox := feedFor(t, dsn, "JPY", "7654321")
+		drop(t, jpyInbox, "jpy.xml", feedtest.Camt054(feedtest.File{MsgID: "JPY-1", Account: "7654321", Currency: "JPY", Date: "2026-03-02",
+			Entries: []feedtest.Entry{{Key: "ZG0001", AmountMinor: 5000, CreditedAccount: account, Payer: "ﾔﾏﾀﾞ ﾀﾛｳ"}}}))
+		p.pollFeeds()
+		if d := pinDetail(t, p, jpy, str(zengin, "uuid")); account == "" || str(d, "status") != "received" || str(d, "bank_reference") != "ZG0001" {
+			t.Errorf("the Zengin payin (account %q): %v %v", account, d["status"], d["bank_reference"])
 		}
 		p.drained(t, aud)
 		ledgerVerifies(t, dsn)

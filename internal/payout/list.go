@@ -3,12 +3,13 @@ package payout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"payd/internal/fault"
 	"payd/internal/merchant"
-	"payd/internal/policy"
 	"payd/internal/money"
+	"payd/internal/policy"
 )
 
 // MethodView is a payout method as GET /v2/payouts/payout_methods lists it.
@@ -88,8 +89,42 @@ type ListQuery struct {
 	// AllCurrencies lists every currency's payouts (the portal); otherwise
 	// only the caller's app's currency.
 	AllCurrencies bool
-	Page          int
-	PerPage       int
+	// WaitingFor, with By, lists held payouts waiting for By's approval
+	// (WaitingForMe: By may approve them and has not) or for others'
+	// (WaitingForOthers: By made them or has approved them): the portal's
+	// two lists of held payouts.
+	WaitingFor string
+	By         Decider
+	Page       int
+	PerPage    int
+}
+
+// The held payouts' lists of ListQuery.WaitingFor.
+const (
+	WaitingForMe     = "me"
+	WaitingForOthers = "others"
+)
+
+// approvedBy is the condition "user $n has approved the payout".
+func approvedBy(n int) string {
+	return fmt.Sprintf(`EXISTS (SELECT 1 FROM approvals a WHERE a.merchant_id = payouts.merchant_id AND a.subject_type = 'payout'
+		AND a.subject_uuid = payouts.uuid AND a.user_id = $%d)`, n)
+}
+
+// waiting is q's WaitingFor condition and its arguments, numbered from n.
+func (q ListQuery) waiting(n int) (string, []any) {
+	held := ` AND status = 'held' AND approval_status = 'pending'`
+	switch q.WaitingFor {
+	case WaitingForMe:
+		if !slices.Contains(DeciderRoles, q.By.Role) {
+			return held + ` AND 1 = 0`, nil // a role that decides nothing waits for nothing
+		}
+		return held + fmt.Sprintf(` AND created_by_user <> $%d AND (approval_roles = '' OR approval_roles LIKE $%d) AND NOT `, n, n+1) + approvedBy(n),
+			[]any{q.By.UserID, "%" + string(q.By.Role) + "%"}
+	case WaitingForOthers:
+		return held + fmt.Sprintf(` AND (created_by_user = $%d OR `, n) + approvedBy(n) + `)`, []any{q.By.UserID}
+	}
+	return "", nil
 }
 
 // List returns a page of the caller's payouts, newest first, and the total.
@@ -108,12 +143,14 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) (
 	db := s.db.Read()
 	where := `merchant_id = $1 AND ($2 = '' OR currency = $2) AND created_at >= $3 AND created_at < $4 AND ($5 = '' OR status = $5) AND ($6 = '' OR external_id = $6)`
 	args := []any{p.MerchantID, currency, from, to, q.Status, q.ExternalID}
+	cond, more := q.waiting(len(args) + 1)
+	where, args = where+cond, append(args, more...)
 	var total int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM payouts WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("list payouts: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+rowColumns+` FROM payouts WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
+		ORDER BY created_at DESC, id DESC LIMIT `+fmt.Sprintf("$%d OFFSET $%d", len(args)+1, len(args)+2), append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list payouts: %w", err)
 	}

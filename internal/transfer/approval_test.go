@@ -10,6 +10,7 @@ import (
 	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/money"
+	"payd/internal/payout"
 	"payd/internal/policy"
 	"payd/internal/server/servertest"
 	"payd/internal/settlement"
@@ -181,4 +182,68 @@ func TestConcurrentTransferApprovals(t *testing.T) {
 			t.Errorf("%d approvals counted, %d left held; want 3 and 1", counted, passed)
 		}
 	})
+}
+
+// TestDailyLimitCountsTransfersAndPayouts: the daily limit sums the
+// creator's payouts and external transfers of the local day (not the
+// rejected ones): an external transfer that takes the sum above it is held
+// for one approval by admin or finance, with no policy named; a rejected
+// one no longer counts.
+func TestDailyLimitCountsTransfersAndPayouts(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p, acc := setup(t, e, "2000")
+		in, err := storetest.Write(ctx, e.DB, e.Transfers.Create, p, transfer.Request{Amount: "1000", Description: "fund treasury", TreasuryAccountID: acc.PublicID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storetest.Write(ctx, e.DB, e.Transfers.Simulate, p, transfer.SimulateRequest{UUID: in.UUID, Status: transfer.Completed}); err != nil {
+			t.Fatal(err)
+		}
+		a := policy.Actor{UserID: "u-admin-a", Email: "a@shop.example", Role: merchant.Admin}
+		b := policy.Actor{UserID: "u-admin-b", Email: "b@shop.example", Role: merchant.Admin}
+		if _, err := store.Do(ctx, e.DB, func(tx *store.Tx) (policy.Policy, error) {
+			r, err := e.Policies.ProposeDailyLimit(ctx, tx, p.MerchantID, a, "AUD", "300", e.Clock.Now())
+			if err != nil {
+				return r, err
+			}
+			return e.Policies.Decide(ctx, tx, p.MerchantID, r.ID, b, true, e.Clock.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, payoutRequest("200")); err != nil {
+			t.Fatal(err)
+		}
+		bank := settlement.BankAccount{BankName: "Westpac", BSB: "062000", AccountNumber: "12345678", AccountName: "Supplier Pty Ltd"}
+		out := func(amount string) transfer.Transfer {
+			t.Helper()
+			tr, err := storetest.Write(ctx, e.DB, e.Transfers.Create, p, transfer.Request{Amount: money.Input(amount), Description: "supplier", ExternalBankAccount: &bank})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+		if tr := out("50"); tr.Status != transfer.Processing {
+			t.Errorf("under the limit: %s, want processing", tr.Status)
+		}
+		crossing := out("100")
+		if crossing.Status != transfer.Held || crossing.Approval.RequiredApprovals != 1 || crossing.Approval.Policy != nil {
+			t.Fatalf("crossing the limit: %+v, want held for 1, no policy", crossing)
+		}
+		admin := policy.Actor{UserID: "u-admin", Email: "admin@shop.example", Role: merchant.Admin}
+		if got, err := decide(e, p, crossing.UUID, admin, false); err != nil || got.Status != transfer.Rejected {
+			t.Fatalf("an admin's rejection: %+v, %v", got, err)
+		}
+		if tr := out("50"); tr.Status != transfer.Processing {
+			t.Errorf("after the rejection, up to the limit: %s, want processing", tr.Status)
+		}
+	})
+}
+
+// payoutRequest pays amount to an Australian bank account.
+func payoutRequest(amount money.Input) payout.Request {
+	return payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud", Description: "supplier run",
+		PayoutTransactionDetails: []payout.TransactionRequest{{Amount: amount,
+			PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}}}}
 }

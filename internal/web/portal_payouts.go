@@ -39,13 +39,23 @@ func (h *portalPages) payouts(w http.ResponseWriter, r *http.Request, s portal.S
 		status = ""
 	}
 	page := pageOf(r)
-	list, total, err := h.Payouts.List(r.Context(), p, payout.ListQuery{Status: status, AllCurrencies: true, Page: page, PerPage: portalPerPage})
+	waiting := r.URL.Query().Get("waiting")
+	if waiting != payout.WaitingForMe && waiting != payout.WaitingForOthers {
+		waiting = ""
+	}
+	list, total, err := h.Payouts.List(r.Context(), p, payout.ListQuery{Status: status, AllCurrencies: true, Page: page, PerPage: portalPerPage,
+		WaitingFor: waiting, By: payout.Decider{UserID: s.ID, Email: s.Email, Role: s.Role}})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
 	title := "Payouts"
-	if status == string(payout.Held) {
+	switch {
+	case waiting == payout.WaitingForMe:
+		title = "Payouts waiting for my approval"
+	case waiting == payout.WaitingForOthers:
+		title = "Payouts waiting for others' approval"
+	case status == string(payout.Held):
 		title = "Payouts held for approval"
 	}
 	h.render(w, r, http.StatusOK, "payouts", h.page(s, title, map[string]any{"Currencies": currencies, "Payouts": list, "Pager": newPager(r, page, total)}))

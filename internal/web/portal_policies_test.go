@@ -119,7 +119,10 @@ func TestPortalPolicies(t *testing.T) {
 // TestPortalPolicyHoldsPortalPayout: a payout made in the portal that a
 // policy catches is held (the account's approvals off); its maker may not
 // approve it (403), the same checker twice is 409, and it leaves held at
-// the second approval; its page shows the approvals trail and the policy.
+// the second approval; it is on the payouts page's "waiting for my
+// approval" list of a user who may approve it and has not, and on "waiting
+// for others" of its maker and of who approved it; its page shows the
+// approvals trail and the policy.
 func TestPortalPolicyHoldsPortalPayout(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
@@ -141,6 +144,21 @@ func TestPortalPolicyHoldsPortalPayout(t *testing.T) {
 		if err != nil || po.Status != payout.Held || po.Approval.RequiredApprovals != 2 {
 			t.Fatalf("the portal payout: %+v, %v; want held for 2", po, err)
 		}
+		lists := func(when string, want map[*browser][2]bool) {
+			t.Helper()
+			for b, w := range want {
+				for i, list := range []string{"me", "others"} {
+					if got := strings.Contains(b.do("GET", "/portal/payouts?waiting="+list, nil).body, uuid); got != w[i] {
+						t.Errorf("%s: the payout on a user's waiting=%s list = %v, want %v", when, list, got, w[i])
+					}
+				}
+			}
+		}
+		lists("created", map[*browser][2]bool{maker: {false, true}, c1: {true, false}, a: {false, false}})
+		if got := c1.post(page, page+"/approve", nil); got.status != http.StatusSeeOther {
+			t.Fatalf("c1's approval: %d", got.status)
+		}
+		lists("after c1's approval", map[*browser][2]bool{c1: {false, true}, c2: {true, false}})
 		steps := []struct {
 			name string
 			user *browser
@@ -148,8 +166,7 @@ func TestPortalPolicyHoldsPortalPayout(t *testing.T) {
 		}{
 			{"the maker", maker, http.StatusForbidden},
 			{"an admin (not the policy's role)", a, http.StatusForbidden},
-			{"a first checker", c1, http.StatusSeeOther},
-			{"the same checker again", c1, http.StatusConflict},
+			{"the first checker again", c1, http.StatusConflict},
 			{"a second checker", c2, http.StatusSeeOther},
 			{"after it left held", b, http.StatusForbidden},
 		}
