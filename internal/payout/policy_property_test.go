@@ -125,4 +125,3 @@ func TestPolicyProperty(t *testing.T) {
 		})
 	})
 }
-
