@@ -111,6 +111,42 @@ func TestSandboxClockReset(t *testing.T) {
 	})
 }
 
+// TestMovedClockNamedInRefusals: with the merchant's test clock moved two
+// days ahead, a time that is ahead of the real clock but behind the moved
+// one is refused naming the test clock and its time (issue 54 item 10): a
+// payin's expired_at, a payout's scheduled_at; on a clock never moved the
+// refusals keep their words.
+func TestMovedClockNamedInRefusals(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		ms := p.merchant("IDR", "AUD")
+		idr, aud := ms["IDR"], ms["AUD"]
+		past := pinWith(pinBody("IDR", "id_bank_qris_idr", 100000), map[string]any{"expired_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+		if r := p.post("/v2/payins", idr, past); r.Status != 422 || !strings.Contains(string(r.Body), "30 days from now\"") {
+			t.Errorf("an hour ago on a clock never moved: %d %s, want the usual words", r.Status, r.Body)
+		}
+		soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		body := pinWith(pinBody("IDR", "id_bank_qris_idr", 100000), map[string]any{"expired_at": soon})
+		p.advance(idr, 2*86400)
+		p.advance(aud, 2*86400)
+		moved := clockText(p.clockNow(idr))
+		r := p.post("/v2/payins", idr, body)
+		if r.Status != 422 || !strings.Contains(string(r.Body), "from the merchant's test clock, now "+moved[:16]) {
+			t.Errorf("expired_at behind the moved clock: %d %s, want the test clock named (now %s)", r.Status, r.Body, moved)
+		}
+		p.fund(aud, "100")
+		po := payoutBody("AUD", "au_bank_aud", "10", bsbOK)
+		po["scheduled_at"] = soon
+		r = p.post("/v2/payouts", aud, po)
+		if r.Status != 422 || !strings.Contains(string(r.Body), "must be after the merchant's test clock, now ") {
+			t.Errorf("scheduled_at behind the moved clock: %d %s, want the test clock named", r.Status, r.Body)
+		}
+	})
+}
+
+// clockText is t as payd writes times.
+func clockText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
 // TestSandboxClockRefusals: a clock never moves back and takes exactly one of
 // advance_seconds and now; refused requests leave it where it was.
 func TestSandboxClockRefusals(t *testing.T) {

@@ -134,3 +134,14 @@ func (s *Service) ResetClock(ctx context.Context, tx *store.Tx, merchantID strin
 	s.principalChanged(tx)
 	return real, nil
 }
+
+// NowText names the time a rule about "now" was checked against, for its
+// message: "now" on the real clock, and "the merchant's test clock, now
+// <time>" when p's sandbox clock was moved, so that a developer whose
+// client keeps wall-clock time sees why (issue 54 item 10).
+func NowText(p Principal, now time.Time) string {
+	if p.ClockOffset == 0 {
+		return "now"
+	}
+	return "the merchant's test clock, now " + clock.Format(now)
+}

@@ -70,7 +70,7 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 	if r.ExpiredAt.Set {
 		c.expiredAt = r.ExpiredAt.T
 		if d := c.expiredAt.Sub(now); d < minExpiry || d > maxExpiry {
-			f.Add("expired_at", "must be between 1 minute and 30 days from now")
+			f.Add("expired_at", "must be between 1 minute and 30 days from "+merchant.NowText(p, now))
 		}
 	}
 	if err := f.Err(); err != nil {

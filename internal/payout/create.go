@@ -325,7 +325,7 @@ func (s *Service) validate(p merchant.Principal, r *Request, now time.Time) (che
 	}
 	f := fault.Fields{}
 	var c checked
-	s.checkMembers(f, r, now, &c)
+	s.checkMembers(f, p, r, now, &c)
 	m, err := Lookup(r.PayoutMethodName)
 	if err != nil && r.PayoutMethodName != "" {
 		f.Add("payout_method_name", "is not a payout method: GET /v2/payouts/payout_methods lists them")
@@ -374,7 +374,7 @@ func DescriptionProblem(description string, maxLen int) string {
 }
 
 // checkMembers checks the request's members other than the method's fields.
-func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *checked) {
+func (s *Service) checkMembers(f fault.Fields, p merchant.Principal, r *Request, now time.Time, c *checked) {
 	text := func(name, v string, max int) {
 		if utf8.RuneCountInString(v) > max || !utf8.ValidString(v) {
 			f.Add(name, fmt.Sprintf("must be at most %d characters", max))
@@ -386,8 +386,8 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 	if r.PayoutMethodName == "" {
 		f.Add("payout_method_name", "is required")
 	}
-	if p := DescriptionProblem(r.Description, maxDescriptionLen); p != "" {
-		f.Add("description", p)
+	if problem := DescriptionProblem(r.Description, maxDescriptionLen); problem != "" {
+		f.Add("description", problem)
 	}
 	text("external_id", r.ExternalID, maxExternalIDLen)
 	if err := s.policy.Validate("webhook_notification", r.WebhookNotification); err != nil {
@@ -402,6 +402,8 @@ func (s *Service) checkMembers(f fault.Fields, r *Request, now time.Time, c *che
 		switch {
 		case err != nil || len(r.ScheduledAt) > 64:
 			f.Add("scheduled_at", "must be a time such as 2025-01-31T09:00:00Z")
+		case !t.After(now) && p.ClockOffset != 0:
+			f.Add("scheduled_at", "must be after "+merchant.NowText(p, now))
 		case !t.After(now):
 			f.Add("scheduled_at", "must be in the future")
 		case t.After(now.Add(MaxScheduleAhead)):
