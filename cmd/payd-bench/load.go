@@ -28,7 +28,7 @@ type result struct {
 	// StealCPU is CPU the hypervisor took from the machine's virtual cores
 	// for others: not counted in MachineCPU, but a run with much of it
 	// measured a machine slower than it is.
-	StealCPU   float64 `json:"machine_steal_percent" doc:"CPU time the hypervisor gave to other guests during the scenario, in percent of one core (not in machine_cpu_percent)."`
+	StealCPU float64 `json:"machine_steal_percent" doc:"CPU time the hypervisor gave to other guests during the scenario, in percent of one core (not in machine_cpu_percent)."`
 	// Seconds and PeakRSSMiB are a one-shot row's (the bank-file cut-off):
 	// how long the one operation took and the most memory it held.
 	Seconds    float64 `json:"seconds,omitempty"`

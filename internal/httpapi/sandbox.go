@@ -32,7 +32,7 @@ func (a *API) sandboxRoutes() []route {
 		{method: "POST", path: "/v2/sandbox/clock/reset", auth: authKeys, sandboxOnly: true,
 			summary:     "Sandbox: start the merchant's test clock over at the real time.",
 			description: "The one way a test clock goes back: it reads the deployment's real time again, so that a client that keeps wall-clock time works after the clock was moved. Records keep the times they were given; work scheduled on the moved clock (expiries, scheduled payouts, settlements) runs when the real time reaches it. An access token issued on the moved clock keeps what was left of its lifetime there, and one that had expired there stays expired. Takes no body.",
-			response: clockView{}, status: 200, handle: a.resetClock},
+			response:    clockView{}, status: 200, handle: a.resetClock},
 	}
 }
 
