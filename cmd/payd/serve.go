@@ -45,8 +45,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	feedPoll := f.setting("feed-poll", "PAYD_FEED_POLL", "30s", "how often the bank feeds' inboxes are read (1s to 24h)")
+	eventRetention := f.setting("event-retention", "PAYD_EVENT_RETENTION", "720h", "how long GET /v2/events keeps events (1h to 8760h; default 30 days)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	retention, err := time.ParseDuration(*eventRetention)
+	if err != nil || retention < time.Hour || retention > 8760*time.Hour {
+		return usageError{"--event-retention: must be a duration from 1h to 8760h, such as 720h"}
 	}
 	poll, err := time.ParseDuration(*feedPoll)
 	if err != nil || poll < time.Second || poll > 24*time.Hour {
@@ -83,7 +88,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
-		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll,
+		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll, EventRetention: retention,
 	})
 	if err != nil {
 		return err

@@ -174,7 +174,7 @@ func (p *payd) scrub(name string, v any) any {
 		}
 		return v
 	case string:
-		if secretMember.MatchString(name) && v != "" {
+		if secretMember.MatchString(name) && !strings.HasSuffix(name, "_at") && v != "" {
 			return "example-" + strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 		}
 		return p.normalise(v)

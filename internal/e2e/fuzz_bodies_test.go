@@ -45,6 +45,7 @@ var countedTables = []string{
 	"rails", "rail_methods", "bank_files", "operator_audit",
 	"bank_exceptions", "inbox_files", "inbox_entries", "feeds", "feed_entries",
 	"reconciliation_statements", "reconciliation_lines",
+	"events", "event_streams", "webhook_endpoints", "webhook_endpoint_events",
 	"approval_policies", "approvals",
 }
 

@@ -51,6 +51,9 @@ type tenantRecords struct {
 	reportID, reportLink string
 	// statementID is a bank statement A uploaded; lineID its one line.
 	statementID, lineID string
+	// endpointID is A's webhook endpoint (for an event type that no record
+	// of the test has: nothing is delivered there).
+	endpointID string
 }
 
 // identifiers are A's identifiers that no answer to B may contain.
@@ -58,7 +61,7 @@ func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
 		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink, a.reportID,
-		a.statementID, a.lineID}
+		a.statementID, a.lineID, a.endpointID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -121,6 +124,7 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 	want(t, up, 201)
 	a.statementID = str(up.JSON(t), "id")
 	a.lineID = str(p.get("/v2/reconciliation/statements/detail?id="+a.statementID, aud).JSON(t)["lines"].([]any)[0].(map[string]any), "id")
+	a.endpointID = str(p.newEndpoint(aud, "http://127.0.0.1:9/a-hooks", "webhook_endpoint.disabled"), "id")
 	tr := p.post("/v2/transfers", aud, map[string]any{"amount": "5", "description": "to treasury", "treasury_account_id": a.treasuryNumber})
 	want(t, tr, 201)
 	a.transferUUID = str(tr.JSON(t), "uuid")
@@ -380,6 +384,11 @@ func tenancyCases(a tenantRecords, bCustomerID string, bReportLink func(set map[
 		{name: "balances of A's treasury account", method: "GET", path: "/v2/balances/detail?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "history of A's treasury account", method: "GET", path: "/v2/balances/history?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "statement detail", method: "GET", path: "/v2/reconciliation/statements/detail?id=" + a.statementID, as: "AUD", status: 404, code: nf},
+		{name: "update A's webhook endpoint", method: "POST", path: "/v2/webhook_endpoints/update", as: "AUD", body: map[string]any{"id": a.endpointID, "url": "http://127.0.0.1:9/b"}, status: 404, code: nf},
+		{name: "delete A's webhook endpoint", method: "POST", path: "/v2/webhook_endpoints/delete", as: "AUD", body: map[string]any{"id": a.endpointID}, status: 404, code: nf},
+		{name: "rotate A's webhook endpoint's secret", method: "POST", path: "/v2/webhook_endpoints/rotate_secret", as: "AUD", body: map[string]any{"id": a.endpointID}, status: 404, code: nf},
+		{name: "replay to A's webhook endpoint", method: "POST", path: "/v2/events/replay", as: "AUD",
+			body: map[string]any{"endpoint_id": a.endpointID, "from_date": "2020-01-01", "to_date": "2030-01-01"}, status: 404, code: nf},
 		{name: "match A's statement line", method: "POST", path: "/v2/reconciliation/lines/match", as: "AUD",
 			body: map[string]any{"line_id": a.lineID, "type": "settlement", "uuid": a.settlementUUID}, status: 404, code: nf},
 		{name: "unmatch A's statement line", method: "POST", path: "/v2/reconciliation/lines/unmatch", as: "AUD", body: map[string]any{"line_id": a.lineID}, status: 404, code: nf},
@@ -643,7 +652,8 @@ func TestTenancyEveryEndpoint(t *testing.T) {
 				for _, path := range []string{"/v2/payins/all", "/v2/balances/history?size=100&currency=" + cur,
 					"/v2/balances/history?size=100&cursor=" + a.historyCursor, "/v2/contacts", "/v2/customers",
 					"/v2/contacts/verification_messages", "/v2/balances", "/v2/payouts/all", "/v1/payment_requests",
-					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements", "/v2/reports/settlements", "/v2/reconciliation/statements"} {
+					"/v1/customers/get_static_open_payids", "/v1/customers/static_payid_payments", "/v2/settlements", "/v2/reports/settlements", "/v2/reconciliation/statements",
+					"/v2/events?size=100", "/v2/webhook_endpoints"} {
 					r := p.get(path, b[cur])
 					if r.Status != 200 {
 						t.Errorf("B's GET %s: %d %s", path, r.Status, r.Body)

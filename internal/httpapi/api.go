@@ -254,6 +254,8 @@ func (a *API) table() []route {
 	out = append(out, a.depositRoutes()...)
 	out = append(out, a.sandboxRoutes()...)
 	out = append(out, a.webhookRoutes()...)
+	out = append(out, a.webhookEndpointRoutes()...)
+	out = append(out, a.eventRoutes()...)
 	out = append(out, a.contactRoutes()...)
 	out = append(out, a.payinRoutes()...)
 	out = append(out, a.payoutRoutes()...)

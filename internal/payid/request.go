@@ -401,11 +401,9 @@ func requestNotFound(id int64, payid string) error {
 	return notFound("payment request with PayID " + payid)
 }
 
-// emit sends the request's current state to its notification endpoint.
+// emit sends the request's current state to its notification endpoint
+// (and to the events log and webhook endpoints, which every event reaches).
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, now time.Time) error {
-	if r.endpoint == "" {
-		return nil
-	}
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: "payment_request." + string(r.status),
 		RecordUUID: fmt.Sprint(r.id), Target: webhook.Target{EndpointURL: r.endpoint, AuthorizationHeader: r.auth}, Payload: r.view(), At: now})
 	return err

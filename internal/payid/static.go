@@ -280,11 +280,13 @@ func (s *Service) receiveStatic(ctx context.Context, tx *store.Tx, reg registere
 	if err := job.Enqueue(ctx, tx, s.queue, jobStaticClear, staticRef{MerchantID: reg.merchantID, PaymentID: id}, job.Options{ClockOf: reg.merchantID, RunAt: now}); err != nil {
 		return StaticPayment{}, err
 	}
+	var target webhook.Target
 	if sr.CustomerNotification != nil {
-		if _, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: reg.merchantID, Type: "static_payid.payment", RecordUUID: fmt.Sprint(sr.ID),
-			Target: *sr.CustomerNotification, Payload: sp, At: now}); err != nil {
-			return StaticPayment{}, err
-		}
+		target = *sr.CustomerNotification
+	}
+	if _, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: reg.merchantID, Type: "static_payid.payment", RecordUUID: fmt.Sprint(sr.ID),
+		Target: target, Payload: sp, At: now}); err != nil {
+		return StaticPayment{}, err
 	}
 	return sp, nil
 }

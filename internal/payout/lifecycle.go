@@ -142,10 +142,9 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, o rail.Outcome) (rai
 	if othersPending > 0 {
 		return applied, s.touch(ctx, tx, &r, now)
 	}
-	if !r.target().IsZero() { // payout.completed carries every transaction
-		if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
-			return applied, err
-		}
+	// payout.completed carries every transaction.
+	if r.txs, err = readTransactions(ctx, tx, r.merchantID, r.id); err != nil {
+		return applied, err
 	}
 	return applied, s.setStatus(ctx, tx, &r, Completed, now.UnixMilli())
 }

@@ -386,11 +386,9 @@ func (r row) view() Payout {
 	return p
 }
 
-// emit sends the payout's current record to its webhook as eventType.
+// emit sends the payout's current record to its webhook as eventType (and
+// to the events log and webhook endpoints, which every event reaches).
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r row, eventType string, at int64) error {
-	if r.target().IsZero() {
-		return nil // nobody listens: do not render the record
-	}
 	_, err := s.webhooks.Emit(ctx, tx, webhook.Event{MerchantID: r.merchantID, Type: eventType, RecordUUID: r.uuid,
 		Target: r.target(), Payload: r.record(), At: clock.FromMillis(at)})
 	return err
@@ -411,9 +409,6 @@ type TransactionEvent struct {
 
 // emitTransaction sends payout_transaction.<status> for t.
 func (s *Service) emitTransaction(ctx context.Context, tx *store.Tx, r row, t txRow, now time.Time) error {
-	if r.target().IsZero() {
-		return nil
-	}
 	one := r
 	one.txs = []txRow{t}
 	ev := TransactionEvent{PayoutUUID: r.uuid, PayoutExternalID: r.externalID}

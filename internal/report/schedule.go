@@ -205,11 +205,12 @@ func (s *Service) makeReport(ctx context.Context, tx *store.Tx, acc account, p P
 	return s.announce(ctx, tx, acc, id, now)
 }
 
-// announce emits report.created for a new report, when the account's
-// settlement config names a webhook_notification.
+// announce emits report.created for a new report: to the events log and
+// the webhook endpoints, and to the account's settlement config's
+// webhook_notification when it names one.
 func (s *Service) announce(ctx context.Context, tx *store.Tx, acc account, id string, now time.Time) error {
 	target, err := settlement.NotificationTarget(ctx, tx, acc.MerchantID, acc.ID)
-	if err != nil || target.IsZero() {
+	if err != nil {
 		return err
 	}
 	r, err := getStored(ctx, tx, acc.MerchantID, id)

@@ -83,6 +83,13 @@ type Config struct {
 	// FeedPoll is how often the bank feeds' inboxes are read (--feed-poll;
 	// default feed.DefaultPoll).
 	FeedPoll time.Duration
+	// EventRetention is how long GET /v2/events keeps events
+	// (--event-retention; default webhook.DefaultRetention).
+	EventRetention time.Duration
+	// WebhookDisableAfter and StreamHeartbeat override the dispatcher's
+	// (tests shorten them): how long an endpoint's deliveries may fail
+	// before it is disabled, how often an idle event stream says so.
+	WebhookDisableAfter, StreamHeartbeat time.Duration
 }
 
 // Server is a running payd's parts.
@@ -135,6 +142,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
+	if cfg.EventRetention <= 0 {
+		cfg.EventRetention = webhook.DefaultRetention
+	}
 	email, err := emailSender(cfg)
 	if err != nil {
 		return nil, err
@@ -175,6 +185,13 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.WebhookSchedule != nil {
 		s.Webhooks.Schedule = cfg.WebhookSchedule
 	}
+	if cfg.WebhookDisableAfter > 0 {
+		s.Webhooks.DisableAfter = cfg.WebhookDisableAfter
+	}
+	if cfg.StreamHeartbeat > 0 {
+		s.Webhooks.StreamHeartbeat = cfg.StreamHeartbeat
+	}
+	s.Webhooks.RegisterPrune(s.Queue, cfg.EventRetention)
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}
 	s.Contacts = contact.NewService(contact.Deps{DB: db, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy, PublicURL: cfg.PublicURL})
 	s.Contacts.Deliver(contact.Delivery{Sandbox: cfg.Env == httpapi.Sandbox, Email: email, Queue: s.Queue})
@@ -291,6 +308,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
 	}
+	// Event streams end when shutdown starts, or they would hold it for the grace.
+	srv.RegisterOnShutdown(s.Webhooks.CloseStreams)
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Queue.Run(workCtx, s.cfg.Workers) })
@@ -374,6 +393,9 @@ func (s *Server) schedulePeriodic(ctx context.Context) {
 		})
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Log.Warn("schedule housekeeping", "err", err)
+		}
+		if err := s.Webhooks.SchedulePrune(ctx, s.Queue, s.cfg.EventRetention, hour); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("schedule event pruning", "err", err)
 		}
 		if err := s.Reports.Sweep(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Log.Warn("schedule reports", "err", err)

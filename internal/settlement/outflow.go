@@ -98,13 +98,11 @@ func Return(ctx context.Context, tx *store.Tx, table Table, o ledger.Outflow, re
 	return end, nil
 }
 
-// Announce emits ev to the operation's own webhook target, if it has one,
-// with payload as its body (read only then): settlement.<status> and
-// transfer.<status> on creation and on Finish.
+// Announce emits ev, with payload as its body, to the events log, the
+// merchant's webhook endpoints and the operation's own webhook target, if
+// it has one: settlement.<status> and transfer.<status> on creation and on
+// Finish.
 func Announce(ctx context.Context, tx *store.Tx, webhooks *webhook.Dispatcher, ev webhook.Event, payload func() (any, error)) error {
-	if ev.Target.IsZero() {
-		return nil
-	}
 	var err error
 	if ev.Payload, err = payload(); err != nil {
 		return err

@@ -15,8 +15,15 @@ import (
 // claimed is an event reserved for one attempt.
 type claimed struct {
 	id, merchantID, eventType, endpoint, auth, secret string
-	body                                              []byte
-	attempts                                          int
+	// eventID is the webhook-id: the event's id, which is the row's own
+	// for a delivery to a record's endpoint_url.
+	eventID string
+	// endpointID is the webhook endpoint a delivery goes to ("" for a
+	// record's endpoint_url), whose secrets sign it (previous too, for a
+	// day after a rotation).
+	endpointID, previous string
+	body                 []byte
+	attempts             int
 	// clockOffsetMS is the merchant's test-clock offset when the event
 	// was claimed (read with its secret): the attempt is logged at its
 	// start on the merchant's clock.
@@ -54,7 +61,7 @@ func (d *Dispatcher) claim(ctx context.Context, n int, busy map[string]int, satu
 		perEndpoint := maps.Clone(busy)
 		for rows.Next() {
 			var c claimed
-			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS); err != nil {
+			if err := rows.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS, &c.eventID, &c.endpointID); err != nil {
 				rows.Close()
 				return nil, err
 			}
@@ -99,7 +106,8 @@ func (d *Dispatcher) claimQuery(n int, exclude []string) string {
 	if len(exclude) > 0 {
 		skip = " AND e.endpoint_url NOT IN (" + strings.Join(exclude, ", ") + ")"
 	}
-	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret, m.clock_offset_ms
+	return `SELECT e.id, e.merchant_id, e.event_type, e.endpoint_url, e.authorization_header, e.body, e.attempts, m.webhook_secret, m.clock_offset_ms,
+		COALESCE(e.event_id, e.id), COALESCE(e.endpoint_id, '')
 		FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
 		WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND (e.locked_until IS NULL OR e.locked_until < $1)` + skip + inRecordOrder("e") + `
 		ORDER BY e.next_attempt_at` + store.Limit(n) + d.skipLocked("e")
@@ -144,7 +152,7 @@ func (d *Dispatcher) claimFor(ctx context.Context, endpoint string, n int, probe
 		var err error
 		sent, err = store.SendQuery(ctx, tx, d.claimForQuery(n), []any{now + d.Lease.Milliseconds(), endpoint, now}, func(row store.Row) (claimed, error) {
 			var c claimed
-			err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS)
+			err := row.Scan(&c.id, &c.merchantID, &c.eventType, &c.endpoint, &c.auth, &c.body, &c.attempts, &c.secret, &c.clockOffsetMS, &c.eventID, &c.endpointID)
 			return c, err
 		})
 		return err
@@ -172,12 +180,17 @@ func leaseTx(ctx context.Context, tx *store.Tx) error {
 }
 
 // inRecordOrder keeps the claim (of webhook_events as alias) to events no
-// earlier event of the same record is still waiting for: one record's
-// events are delivered in the order they were emitted (seq), the next only
-// once the one before is delivered or has failed for good.
+// earlier event of the same record to the same receiver is still waiting
+// for: one record's events are delivered to each receiver in the order
+// they were emitted (seq), the next only once the one before is delivered
+// or has failed for good. A webhook endpoint and the record's own target
+// do not wait for each other (a failing endpoint holds back no record's
+// own endpoint_url). The receivers are told apart by endpoint_id, not by
+// url: a condition on the url would let the planner look the earlier
+// events up by the endpoint's index instead of the record's.
 func inRecordOrder(alias string) string {
 	return strings.ReplaceAll(` AND NOT EXISTS (SELECT 1 FROM webhook_events p WHERE p.merchant_id = E.merchant_id AND p.record_uuid = E.record_uuid
-		AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
+		AND COALESCE(p.endpoint_id, '') = COALESCE(E.endpoint_id, '') AND p.status = 'pending' AND p.seq < E.seq)`, "E.", alias+".")
 }
 
 // endpointDue are the events of endpoint $1 due and free at $2, in record
@@ -200,7 +213,8 @@ func (d *Dispatcher) claimForQuery(n int) string {
 			ORDER BY w.next_attempt_at` + store.Limit(n) + d.skipLocked("w") + `)` + d.stillFree() + `
 		RETURNING id, merchant_id, event_type, endpoint_url, authorization_header, body, attempts,
 			(SELECT m.webhook_secret FROM merchants m WHERE m.id = webhook_events.merchant_id),
-			(SELECT m.clock_offset_ms FROM merchants m WHERE m.id = webhook_events.merchant_id)`
+			(SELECT m.clock_offset_ms FROM merchants m WHERE m.id = webhook_events.merchant_id),
+			COALESCE(event_id, id), COALESCE(endpoint_id, '')`
 }
 
 // eventKey is an event's primary key.

@@ -49,6 +49,17 @@ type Dispatcher struct {
 	// PollInterval is how often an idle dispatcher looks for due events
 	// (retries that became due, events committed by other processes).
 	PollInterval time.Duration
+	// DisableAfter is how long every delivery to a webhook endpoint may fail
+	// before it is disabled (DefaultDisableAfter).
+	DisableAfter time.Duration
+	// StreamPoll is how often an event stream looks for events committed
+	// by other processes (events committed here wake it at once);
+	// StreamHeartbeat how often an idle stream sends a comment;
+	// MaxStreams bounds a merchant's open streams in this process.
+	StreamPoll, StreamHeartbeat time.Duration
+	MaxStreams                  int
+	streams                     *streamHub
+
 	// Lease is how long a claimed event is reserved for this process: longer
 	// than an attempt can take (Timeout), short enough that an event held by a
 	// process that crashed is retried soon after by another.
@@ -90,7 +101,8 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 	d := &Dispatcher{db: db, clock: clk, log: log, policy: policy, observe: observe, poller: job.NewPoller(),
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
 		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{},
-		backlog: map[string]bool{}, ready: map[string][]handed{}}
+		backlog: map[string]bool{}, ready: map[string][]handed{},
+		DisableAfter: DefaultDisableAfter, StreamPoll: DefaultStreamPoll, StreamHeartbeat: DefaultStreamHeartbeat, MaxStreams: DefaultMaxStreams, streams: newStreamHub()}
 	d.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,

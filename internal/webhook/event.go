@@ -50,13 +50,21 @@ func (p Policy) Validate(field string, t Target) error {
 		}
 		return nil
 	}
-	if len(t.EndpointURL) > maxURLLen {
+	if len(t.AuthorizationHeader) > maxAuthLen || strings.ContainsAny(t.AuthorizationHeader, "\r\n\x00") {
+		if len(t.EndpointURL) <= maxURLLen {
+			return fault.Field(authName, fmt.Sprintf("must be one line of at most %d characters", maxAuthLen))
+		}
+	}
+	return p.checkURL(name, t.EndpointURL)
+}
+
+// checkURL refuses a receiver's url, in member name, that the deployment
+// may not call.
+func (p Policy) checkURL(name, raw string) error {
+	if len(raw) > maxURLLen {
 		return fault.Field(name, fmt.Sprintf("is longer than %d characters", maxURLLen))
 	}
-	if len(t.AuthorizationHeader) > maxAuthLen || strings.ContainsAny(t.AuthorizationHeader, "\r\n\x00") {
-		return fault.Field(authName, fmt.Sprintf("must be one line of at most %d characters", maxAuthLen))
-	}
-	u, err := url.Parse(t.EndpointURL)
+	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
 		return fault.Field(name, "must be an absolute http(s) URL without credentials")
 	}
@@ -132,39 +140,57 @@ type Event struct {
 // maxBodyBytes bounds an event body.
 const maxBodyBytes = 4 << 20
 
-// Emit writes ev to the outbox in tx: it is delivered if and only if tx
-// commits. An event without a target is dropped (nothing is configured to
-// hear it). It returns the event's id (the webhook-id header of every attempt).
+// Emit writes ev in tx: to the events log (GET /v2/events and its stream),
+// to the outbox for its record's own target (when it has one), and to the
+// outbox for every enabled webhook endpoint of the merchant whose
+// enabled_events match its type (CONTRACT §21). It is delivered if and only
+// if tx commits. It returns the event's id: the webhook-id of every
+// delivery of it.
 func (d *Dispatcher) Emit(ctx context.Context, tx *store.Tx, ev Event) (string, error) {
-	if ev.Target.IsZero() {
-		return "", nil
+	body, at, err := d.encode(ev)
+	if err != nil {
+		return "", err
 	}
-	dl, err := d.emit(ctx, tx, ev)
+	id := newEventID()
+	if err := d.keep(ctx, tx, id, ev, body, at); err != nil {
+		return "", fmt.Errorf("emit %s: %w", ev.Type, err)
+	}
+	if ev.Target.IsZero() {
+		return id, nil
+	}
+	dl, err := d.emit(ctx, tx, id, ev, body, at)
 	return dl.ID, err
 }
 
-// emit writes ev to the outbox (Emit) and returns the event as
-// GET /v2/webhooks/deliveries shows it once tx commits, but for its
-// next_attempt_at, which is on the real clock here (the log shows it on
-// the merchant's).
-func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery, error) {
+// newEventID is a new event's id: twenty random base-36 characters (103
+// bits), so no two events share one; if two ever did, the insert would
+// fail the transaction, never overwrite.
+func newEventID() string { return "msg_" + store.RandomID(20) }
+
+// encode is ev's body and the instant it is stamped with.
+func (d *Dispatcher) encode(ev Event) ([]byte, time.Time, error) {
 	body, err := json.Marshal(ev.Payload)
 	if err != nil {
-		return Delivery{}, fmt.Errorf("emit %s: %w", ev.Type, err)
+		return nil, time.Time{}, fmt.Errorf("emit %s: %w", ev.Type, err)
 	}
 	if len(body) > maxBodyBytes {
-		return Delivery{}, fmt.Errorf("emit %s: body of %d bytes is over the %d byte bound", ev.Type, len(body), maxBodyBytes)
+		return nil, time.Time{}, fmt.Errorf("emit %s: body of %d bytes is over the %d byte bound", ev.Type, len(body), maxBodyBytes)
 	}
 	at := ev.At
 	if at.IsZero() {
 		at = d.clock.Now()
 	}
+	return body, at, nil
+}
+
+// emit writes the event id to the outbox for ev's own target and returns
+// it as GET /v2/webhooks/deliveries shows it once tx commits, but for its
+// next_attempt_at, which is on the real clock here (the log shows it on
+// the merchant's).
+func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, id string, ev Event, body []byte, at time.Time) (Delivery, error) {
 	now := d.clock.Now().UnixMilli()
-	// Twenty random base-36 characters (103 bits): no two events share an id, and
-	// if two ever did, the insert would fail the transaction, never
-	// overwrite. So the insert is sent without waiting for its answer
-	// (store.Tx.Send): an event costs no round trip of its own.
-	id := "msg_" + store.RandomID(20)
+	// The insert is sent without waiting for its answer (store.Tx.Send): an
+	// event costs no round trip of its own.
 	// seq numbers events in the order they are written (inRecordOrder):
 	// PostgreSQL's identity column does; SQLite, with its one writer, takes
 	// the largest plus one.
@@ -179,7 +205,7 @@ func (d *Dispatcher) emit(ctx context.Context, tx *store.Tx, ev Event) (Delivery
 	args := []any{id, ev.MerchantID, ev.Type, ev.RecordUUID, ev.Target.EndpointURL, ev.Target.AuthorizationHeader, body, now, at.UnixMilli()}
 	if leaseEnd, ok := d.birthLease(tx.DB(), ev.Target.EndpointURL, now); ok {
 		// Handed to this process's dispatcher at birth (handoff.go).
-		c := claimed{id: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
+		c := claimed{id: id, eventID: id, merchantID: ev.MerchantID, eventType: ev.Type, endpoint: ev.Target.EndpointURL, auth: ev.Target.AuthorizationHeader, body: body}
 		type born struct {
 			leased bool
 			c      claimed

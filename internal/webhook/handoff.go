@@ -57,8 +57,8 @@ func (d *Dispatcher) birthLease(db *store.DB, endpoint string, now int64) (int64
 
 // leasedIfFirst is the locked_until value of an event INSERT that leases
 // the event ($10) unless an earlier event of its record ($2 merchant, $4
-// record) is still pending.
-const leasedIfFirst = `CASE WHEN EXISTS (SELECT 1 FROM webhook_events p WHERE p.merchant_id = $2 AND p.record_uuid = $4 AND p.status = 'pending')
+// record) to the record's own target is still pending.
+const leasedIfFirst = `CASE WHEN EXISTS (SELECT 1 FROM webhook_events p WHERE p.merchant_id = $2 AND p.record_uuid = $4 AND p.endpoint_id IS NULL AND p.status = 'pending')
 	THEN NULL ELSE CAST($10 AS BIGINT) END`
 
 // bornLeased is what the INSERT of an event written by leasedIfFirst

@@ -32,6 +32,10 @@ type Delivery struct {
 	DeliveredAt   *clock.Time `json:"delivered_at"`
 	CreatedAt     clock.Time  `json:"created_at"`
 	Attempts      []Attempt   `json:"attempts"`
+	// row is the outbox row's own id: the event's, for a delivery to a
+	// record's endpoint_url; the event's and its endpoint's for one to a
+	// webhook endpoint.
+	row string
 }
 
 // Attempt is one try at delivering an event.
@@ -47,7 +51,7 @@ type Attempt struct {
 const maxListed = 100
 
 // deliveryColumns are what scanDelivery reads, from webhook_events.
-var deliveryColumns = `id, event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at, ` + merchantOffset
+var deliveryColumns = `id, COALESCE(event_id, id), event_type, record_uuid, endpoint_url, status, next_attempt_at, delivered_at, created_at, ` + merchantOffset
 
 // merchantOffset is the test-clock offset, in milliseconds, of the merchant
 // of a webhook_events row, as SQL.
@@ -91,7 +95,7 @@ func (d *Dispatcher) listed(ctx context.Context, merchantID, query string, args 
 		return nil, err
 	}
 	for i := range out {
-		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), merchantID, out[i].ID); err != nil {
+		if out[i].Attempts, err = d.attempts(ctx, d.db.Read(), merchantID, out[i].row); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +106,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	var dl Delivery
 	var next, delivered sql.NullInt64
 	var created, offset int64
-	if err := row.Scan(&dl.ID, &dl.EventType, &dl.UUID, &dl.EndpointURL, &dl.Status, &next, &delivered, &created, &offset); err != nil {
+	if err := row.Scan(&dl.row, &dl.ID, &dl.EventType, &dl.UUID, &dl.EndpointURL, &dl.Status, &next, &delivered, &created, &offset); err != nil {
 		return Delivery{}, err
 	}
 	dl.CreatedAt = clock.Time{T: clock.FromMillis(created)}
@@ -198,8 +202,14 @@ func (d *Dispatcher) SendPing(ctx context.Context, tx *store.Tx, merchantID stri
 	now := d.clock.Now().Add(clockOffset).Truncate(time.Millisecond)
 	// The answer is the event as written, not read back: a round trip less
 	// on PostgreSQL (TestSendPingAnswersAsRead).
-	dl, err := d.emit(ctx, tx, Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
-		Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now})
+	ev := Event{MerchantID: merchantID, Type: "ping", RecordUUID: uuid, Target: target,
+		Payload: Ping{Type: "ping", UUID: uuid, CreatedAt: clock.Time{T: now}}, At: now}
+	body, at, err := d.encode(ev)
+	if err != nil {
+		return Delivery{}, err
+	}
+	// A ping is not an event of the log (CONTRACT §25): only its delivery is written.
+	dl, err := d.emit(ctx, tx, newEventID(), ev, body, at)
 	if err != nil {
 		return Delivery{}, err
 	}

@@ -134,7 +134,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []recording) ([]string, e
 				return err
 			}
 		}
-		return nil
+		return d.endpointHealth(ctx, tx, rows, now)
 	})
 	return results, err
 }
@@ -150,6 +150,12 @@ type attemptRow struct {
 	code, errText      any
 	status             Status
 	next               any
+	// endpointID is the webhook endpoint of the delivery ("" for a
+	// record's endpoint_url): its health follows the outcome (health.go),
+	// unless final (it is disabled or gone); gone is a 410 answer.
+	endpointID    string
+	final, gone   bool
+	clockOffsetMS int64
 }
 
 // next decides an attempt's consequence: delivered, failed for good, or a
@@ -158,13 +164,16 @@ func (d *Dispatcher) next(r recording, now time.Time) (attemptRow, string) {
 	ev, o := r.ev, r.o
 	result := "retry"
 	a := attemptRow{eventID: ev.id, merchantID: ev.merchantID, attempt: ev.attempts + 1, started: r.started.UnixMilli() + ev.clockOffsetMS,
-		latencyMS: o.latency.Milliseconds(), status: Pending}
+		latencyMS: o.latency.Milliseconds(), status: Pending, endpointID: ev.endpointID, final: o.final, clockOffsetMS: ev.clockOffsetMS}
 	lastErr := o.err
 	switch {
 	case o.delivered():
 		result, a.status = "delivered", Delivered
+	case o.final:
+		result, a.status = "failed", Failed
 	case o.statusCode == http.StatusGone:
 		result, a.status, lastErr = "failed", Failed, "the receiver answered 410 Gone: no more attempts"
+		a.gone = true
 	case ev.attempts+1 > len(d.Schedule):
 		result, a.status = "failed", Failed
 	default:

@@ -39,6 +39,9 @@ type outcome struct {
 	latency    time.Duration
 	err        string
 	retryAfter time.Duration
+	// final ends the event without a retry: its webhook endpoint is
+	// disabled or gone.
+	final bool
 }
 
 func (o outcome) delivered() bool { return o.err == "" && o.statusCode >= 200 && o.statusCode < 300 }
@@ -48,7 +51,10 @@ const maxRetryAfter = 24 * time.Hour
 
 func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- recording) {
 	started := d.clock.Now()
-	o := d.send(ctx, ev, started)
+	var o outcome
+	if ev, o = d.keysOf(ctx, ev); !o.final && o.err == "" {
+		o = d.send(ctx, ev, started)
+	}
 	if ctx.Err() != nil {
 		// Shutting down: the attempt did not finish; release the event untouched.
 		ctx := context.WithoutCancel(ctx)
@@ -64,8 +70,41 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- rec
 	records <- recording{ev: ev, started: started, o: o}
 }
 
+// keysOf reads the signing secrets of a delivery to a webhook endpoint
+// into ev (a record's endpoint_url is signed with the merchant's, read
+// with the claim); a delivery whose endpoint is disabled or gone is final.
+func (d *Dispatcher) keysOf(ctx context.Context, ev claimed) (claimed, outcome) {
+	if ev.endpointID == "" {
+		return ev, outcome{}
+	}
+	secret, previous, ok, err := d.signingKeys(ctx, ev.merchantID, ev.endpointID)
+	switch {
+	case err != nil:
+		return ev, outcome{err: "read the webhook endpoint's secret: " + err.Error()}
+	case !ok:
+		return ev, outcome{err: "the webhook endpoint is disabled or deleted: not sent", final: true}
+	}
+	ev.secret, ev.previous = secret, previous
+	return ev, outcome{}
+}
+
+// signature is the webhook-signature of one attempt: the signature with
+// the current secret, and, for a day after a rotation, the one with the
+// previous secret beside it (Standard Webhooks: space-separated).
+func signature(ev claimed, at time.Time) (string, error) {
+	sig, err := Sign(ev.secret, ev.eventID, at, ev.body)
+	if err != nil || ev.previous == "" {
+		return sig, err
+	}
+	old, err := Sign(ev.previous, ev.eventID, at, ev.body)
+	return sig + " " + old, err
+}
+
 func (d *Dispatcher) send(ctx context.Context, ev claimed, at time.Time) outcome {
-	sig, err := Sign(ev.secret, ev.id, at, ev.body)
+	if ev.eventID == "" {
+		ev.eventID = ev.id
+	}
+	sig, err := signature(ev, at)
 	if err != nil {
 		return outcome{err: err.Error()}
 	}
@@ -81,7 +120,7 @@ func (d *Dispatcher) send(ctx context.Context, ev claimed, at time.Time) outcome
 		req.Header.Set("Authorization", ev.auth)
 	}
 	req.Header.Set("X-Event-Type", ev.eventType)
-	req.Header.Set("webhook-id", ev.id)
+	req.Header.Set("webhook-id", ev.eventID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
 	t0 := d.clock.Now()
