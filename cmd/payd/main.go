@@ -67,6 +67,8 @@ func commands() []command {
 		{"feed match", "apply an exception's entry (--entry) to the record it is for", runFeedMatch},
 		{"feed ignore", "close an exception (--entry) without applying its entry", runFeedIgnore},
 		{"audit list", "list the operator audit log: who ran which command that changes something, when", runAuditList},
+		{"listen", "forward a merchant's events from payd's event stream to a local URL, signed (for integrators)", runListen},
+		{"trigger", "make an event happen on a sandbox (EVENT; --list shows them) through the public API", runTrigger},
 	}
 }
 
