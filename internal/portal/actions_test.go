@@ -13,6 +13,7 @@ import (
 	"payd/internal/portal"
 	"payd/internal/server/servertest"
 	"payd/internal/store/storetest"
+	"payd/internal/webhook"
 )
 
 // signIn adds a user with role to merchantID and opens their session.
@@ -77,11 +78,19 @@ func TestActionsRefuseRoles(t *testing.T) {
 				return err
 			}},
 			{"a viewer revokes an app", merchant.Viewer, func(by portal.Session) error { return a.RevokeApp(ctx, by, p.AppID, "192.0.2.1") }},
-			{"a developer reads the signing secret", merchant.Developer, func(by portal.Session) error {
+			{"a finance user reads the signing secret", merchant.Finance, func(by portal.Session) error {
 				_, err := a.SigningSecret(ctx, by)
 				return err
 			}},
-			{"a developer rotates the signing secret", merchant.Developer, func(by portal.Session) error { return a.RotateSigningSecret(ctx, by, "192.0.2.1") }},
+			{"a viewer rotates the signing secret", merchant.Viewer, func(by portal.Session) error { return a.RotateSigningSecret(ctx, by, "192.0.2.1") }},
+			{"a finance user adds a webhook endpoint", merchant.Finance, func(by portal.Session) error {
+				_, err := a.CreateEndpoint(ctx, by, webhook.EndpointRequest{URL: "https://shop.example/hooks", EnabledEvents: []string{"*"}}, "192.0.2.1")
+				return err
+			}},
+			{"a viewer replays events", merchant.Viewer, func(by portal.Session) error {
+				_, err := a.ReplayEvents(ctx, by, webhook.Replay{EndpointID: "we_NONE"}, "192.0.2.1")
+				return err
+			}},
 			{"a finance user resends a webhook", merchant.Finance, func(by portal.Session) error { return a.ResendWebhook(ctx, by, "evt", "192.0.2.1") }},
 			{"a viewer sets the embedding origins", merchant.Viewer, func(by portal.Session) error {
 				return a.SetEmbedOrigins(ctx, by, []string{"https://evil.example"}, "192.0.2.1")

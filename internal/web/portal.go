@@ -165,6 +165,7 @@ func (h *portalPages) routes() []portalRoute {
 	out = append(out, h.payoutRoutes()...)
 	out = append(out, h.settlementRoutes()...)
 	out = append(out, h.developerRoutes()...)
+	out = append(out, h.endpointRoutes()...)
 	out = append(out, h.userRoutes()...)
 	out = append(out, h.accountRoutes()...)
 	out = append(out, h.auditRoutes()...)

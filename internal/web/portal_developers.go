@@ -11,8 +11,8 @@ import (
 
 // The developers page (CONTRACT §13): apps and their keys, the webhook
 // signing secret, the delivery log with resend, and the origins that may
-// frame the Payment Gateway 3 pages. Admins and developers use it; the
-// signing secret is the admins'.
+// frame the Payment Gateway 3 pages. Admins and developers use it, the
+// signing secret included (CONTRACT §25).
 
 func (h *portalPages) developerRoutes() []portalRoute {
 	return []portalRoute{

@@ -41,8 +41,8 @@ func TestPortalApps(t *testing.T) {
 	})
 }
 
-// TestPortalSigningSecret: an admin sees and rotates the webhook signing
-// secret (audited); a developer sees neither the secret nor the form.
+// TestPortalSigningSecret: admins and developers see and rotate the
+// webhook signing secret (audited; CONTRACT §25).
 func TestPortalSigningSecret(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
@@ -59,7 +59,7 @@ func TestPortalSigningSecret(t *testing.T) {
 			name           string
 			user           *browser
 			secret, rotate bool
-		}{{"admin", admin, true, true}, {"developer", dev, false, false}}
+		}{{"admin", admin, true, true}, {"developer", dev, true, true}}
 		for _, tt := range tests {
 			a := tt.user.do("GET", "/portal/developers", nil)
 			shown, form := strings.Contains(html.UnescapeString(a.body), before), strings.Contains(a.body, "webhook-secret/rotate")
@@ -67,7 +67,7 @@ func TestPortalSigningSecret(t *testing.T) {
 				t.Errorf("%s: secret shown %v (want %v), rotate form %v (want %v)", tt.name, shown, tt.secret, form, tt.rotate)
 			}
 		}
-		if a := admin.post("/portal/developers", "/portal/developers/webhook-secret/rotate", nil); a.status != http.StatusSeeOther {
+		if a := dev.post("/portal/developers", "/portal/developers/webhook-secret/rotate", nil); a.status != http.StatusSeeOther {
 			t.Errorf("rotate: %d", a.status)
 		}
 		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/webhook-secret/rotate")

@@ -3,11 +3,13 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/payout"
+	"payd/internal/policy"
 	"payd/internal/portal"
 )
 
@@ -69,11 +71,17 @@ func (h *portalPages) payout(w http.ResponseWriter, r *http.Request, s portal.Se
 		h.fail(w, r, s, err)
 		return
 	}
-	canDecide := po.Status == payout.Held && h.actions.MayDecide(r.Context(), s, po.UUID) == nil
+	canDecide := po.Status == payout.Held && h.actions.MayDecide(r.Context(), s, po.UUID) == nil && !approvedBy(po.Approval.Approvals, s.Email)
 	page := h.page(s, "Payout "+po.UUID, map[string]any{"Payout": po, "CanDecide": canDecide})
 	// Only the page's own notices are shown: a link cannot put words on it.
 	page.Notice = decisionNotices[r.URL.Query().Get("done")]
 	h.render(w, r, http.StatusOK, "payout", page)
+}
+
+// approvedBy reports whether the user of email is among steps: a user who
+// approved a held payout or transfer is not offered to approve it again.
+func approvedBy(steps []policy.Step, email string) bool {
+	return slices.ContainsFunc(steps, func(st policy.Step) bool { return st.DecidedBy == email })
 }
 
 // decisionNotices are the notices of a payout's page after a decision.

@@ -159,6 +159,9 @@ func TestPortalPolicyHoldsPortalPayout(t *testing.T) {
 			t.Fatalf("c1's approval: %d", got.status)
 		}
 		lists("after c1's approval", map[*browser][2]bool{c1: {false, true}, c2: {true, false}})
+		if strings.Contains(c1.do("GET", page, nil).body, `id="approve"`) || !strings.Contains(c2.do("GET", page, nil).body, `id="approve"`) {
+			t.Error("the decision forms: want them hidden from who approved, shown to another checker")
+		}
 		steps := []struct {
 			name string
 			user *browser

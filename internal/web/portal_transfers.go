@@ -39,7 +39,7 @@ func (h *portalPages) transfer(w http.ResponseWriter, r *http.Request, s portal.
 		h.fail(w, r, s, err)
 		return
 	}
-	canDecide := t.Status == transfer.Held && h.actions.MayDecideTransfer(r.Context(), s, t.UUID) == nil
+	canDecide := t.Status == transfer.Held && h.actions.MayDecideTransfer(r.Context(), s, t.UUID) == nil && !approvedBy(t.Approval.Approvals, s.Email)
 	page := h.page(s, "Transfer "+t.UUID, map[string]any{"Transfer": t, "CanDecide": canDecide})
 	page.Notice = transferNotices[r.URL.Query().Get("done")]
 	h.render(w, r, http.StatusOK, "transfer", page)
