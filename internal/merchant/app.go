@@ -334,11 +334,30 @@ type AppView struct {
 	AppID, Currency string
 	CreatedAt       time.Time
 	Revoked         bool
+	// Access is the app's scopes, expiry and allowed addresses.
+	Access Access
+}
+
+// ScopesText is the app's scopes as the developers page shows them.
+func (v AppView) ScopesText() string {
+	if len(v.Access.Scopes) == 0 {
+		return AllScopes
+	}
+	return strings.Join(v.Access.Scopes, ", ")
+}
+
+// AllowedIPsText is the app's allowed addresses as the developers page
+// shows them ("any" for none).
+func (v AppView) AllowedIPsText() string {
+	if len(v.Access.AllowedIPs) == 0 {
+		return "any"
+	}
+	return strings.ReplaceAll(joinPrefixes(v.Access.AllowedIPs), ",", ", ")
 }
 
 // Apps lists the merchant's apps, newest first.
 func (s *Service) Apps(ctx context.Context, merchantID string) ([]AppView, error) {
-	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.app_id, acc.currency, a.created_at, a.revoked_at FROM apps a
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.app_id, acc.currency, a.created_at, a.revoked_at, `+appAccessColumns+` FROM apps a
 		JOIN accounts acc ON acc.merchant_id = a.merchant_id AND acc.id = a.account_id
 		WHERE a.merchant_id = $1 ORDER BY a.created_at DESC, a.app_id LIMIT 200`, merchantID)
 	if err != nil {
@@ -350,10 +369,11 @@ func (s *Service) Apps(ctx context.Context, merchantID string) ([]AppView, error
 		var v AppView
 		var created int64
 		var revoked *int64
-		if err := rows.Scan(&v.AppID, &v.Currency, &created, &revoked); err != nil {
+		var access accessDest
+		if err := rows.Scan(append([]any{&v.AppID, &v.Currency, &created, &revoked}, access.dest()...)...); err != nil {
 			return nil, err
 		}
-		v.CreatedAt, v.Revoked = time.UnixMilli(created).UTC(), revoked != nil
+		v.CreatedAt, v.Revoked, v.Access = time.UnixMilli(created).UTC(), revoked != nil, access.access()
 		out = append(out, v)
 	}
 	return out, rows.Err()

@@ -84,14 +84,15 @@ func (a *Actions) Decide(ctx context.Context, by Session, uuid string, approve b
 	})
 }
 
-// CreateApp adds an app (its keys) for by's merchant's account in currency;
+// CreateApp adds an app (its keys) for by's merchant's account in currency,
+// with access (its scopes, expiry and allowed addresses; CONTRACT §23);
 // its secret key is in the answer only.
-func (a *Actions) CreateApp(ctx context.Context, by Session, currency, client string) (merchant.NewApp, error) {
+func (a *Actions) CreateApp(ctx context.Context, by Session, currency string, access merchant.Access, client string) (merchant.NewApp, error) {
 	if err := by.May(CreateApps); err != nil {
 		return merchant.NewApp{}, err
 	}
 	return audited(ctx, a.portal, func(tx *store.Tx) (merchant.NewApp, Entry, error) {
-		app, err := a.Merchants.CreateAppIn(ctx, tx, by.MerchantID, currency)
+		app, err := a.Merchants.CreateAppWith(ctx, tx, by.MerchantID, currency, access)
 		return app, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditAppCreated, Subject: app.AppID, Detail: app.Currency, Client: client}, err
 	})
 }

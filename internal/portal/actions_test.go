@@ -74,7 +74,7 @@ func TestActionsRefuseRoles(t *testing.T) {
 				return err
 			}},
 			{"a finance user creates an app", merchant.Finance, func(by portal.Session) error {
-				_, err := a.CreateApp(ctx, by, "AUD", "192.0.2.1")
+				_, err := a.CreateApp(ctx, by, "AUD", merchant.Access{}, "192.0.2.1")
 				return err
 			}},
 			{"a viewer revokes an app", merchant.Viewer, func(by portal.Session) error { return a.RevokeApp(ctx, by, p.AppID, "192.0.2.1") }},

@@ -3,7 +3,9 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
+	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/portal"
 	"payd/internal/webhook"
@@ -86,9 +88,16 @@ func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s 
 }
 
 // createApp answers with the developers page itself, the only one that
-// shows the new secret key.
+// shows the new secret key. The form's scopes, expires_at and allowed_ips
+// are read as payd app create reads its flags (CONTRACT §23); left empty
+// the app has every scope, no expiry and any address.
 func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	app, err := h.actions.CreateApp(r.Context(), s, r.PostFormValue("currency"), h.client(r))
+	access, err := formAccess(r)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	app, err := h.actions.CreateApp(r.Context(), s, r.PostFormValue("currency"), access, h.client(r))
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
@@ -102,4 +111,24 @@ func (h *portalPages) revokeApp(w http.ResponseWriter, r *http.Request, s portal
 
 func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s portal.Session) {
 	h.done(w, r, s, h.actions.RotateSigningSecret(r.Context(), s, h.client(r)), "/portal/developers")
+}
+
+// formAccess reads the key form's access settings, each refusal naming its
+// field.
+func formAccess(r *http.Request) (merchant.Access, error) {
+	var access merchant.Access
+	f := fault.Fields{}
+	var err error
+	if access.Scopes, err = merchant.ParseScopes(r.PostFormValue("scopes")); err != nil {
+		f.Add("scopes", err.Error())
+	}
+	if access.AllowedIPs, err = merchant.ParseAllowedIPs(r.PostFormValue("allowed_ips")); err != nil {
+		f.Add("allowed_ips", err.Error())
+	}
+	if v := strings.TrimSpace(r.PostFormValue("expires_at")); v != "" {
+		if access.ExpiresAt, err = time.Parse(time.RFC3339, v); err != nil {
+			f.Add("expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
+		}
+	}
+	return access, f.Err()
 }

@@ -41,6 +41,43 @@ func TestPortalApps(t *testing.T) {
 	})
 }
 
+// TestPortalScopedApp: the developers page's key form takes scopes, an
+// expiry and allowed addresses (CONTRACT §23): the app gets them, the
+// apps list shows them, and the key is refused outside its scope; a form
+// with a scope that is none is refused naming the field, and no app is
+// made.
+func TestPortalScopedApp(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		m := e.Merchant(t, "AUD")["AUD"]
+		dev := signedIn(t, e, portalServer(t, e), m.MerchantID, "dev@shop.example", merchant.Developer)
+		a := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD", "scopes": "payouts:write, balances:read",
+			"expires_at": "2099-01-31T00:00:00Z", "allowed_ips": "127.0.0.1"})
+		appID, secret := between(a.body, "New app <code>", "<"), between(a.body, `id="new-secret">`, "<")
+		if a.status != http.StatusOK || appID == "" || secret == "" {
+			t.Fatalf("create a scoped app: %d\n%.500s", a.status, a.body)
+		}
+		p, err := e.Merchants.Authenticate(context.Background(), appID, secret)
+		if err != nil || !p.Access.Allows("payouts:read") || p.Access.Allows("payins:read") || p.Access.ExpiresAt.Year() != 2099 || len(p.Access.AllowedIPs) != 1 {
+			t.Errorf("the app's access: %+v (%v)", p.Access, err)
+		}
+		page := html.UnescapeString(dev.do("GET", "/portal/developers", nil).body)
+		for _, want := range []string{"balances:read, payouts:write", "2099-01-31 00:00 UTC", "127.0.0.1/32"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the apps list lacks %q", want)
+			}
+		}
+		before, _ := e.Merchants.Apps(context.Background(), m.MerchantID)
+		bad := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD", "scopes": "payouts:delete"})
+		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(html.UnescapeString(bad.body), "is not a scope") {
+			t.Errorf("a scope that is none: %d\n%.300s", bad.status, bad.body)
+		}
+		if after, _ := e.Merchants.Apps(context.Background(), m.MerchantID); len(after) != len(before) {
+			t.Errorf("%d apps after a refused form, %d before", len(after), len(before))
+		}
+	})
+}
+
 // TestPortalSigningSecret: admins and developers see and rotate the
 // webhook signing secret (audited; CONTRACT §25).
 func TestPortalSigningSecret(t *testing.T) {
