@@ -92,8 +92,13 @@ type Service struct {
 	db *store.DB
 }
 
-// NewService returns the service on db.
-func NewService(db *store.DB) *Service { return &Service{db: db} }
+// Deps are what a Service needs.
+type Deps struct {
+	DB *store.DB
+}
+
+// NewService returns the service on d's database.
+func NewService(d Deps) *Service { return &Service{db: d.DB} }
 
 // Actor is the portal user changing or approving: by user id (the maker's
 // identity), Email for what the records show.

@@ -224,7 +224,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	network := rail.NewRouter(s.Files, other)
-	s.Policies = approval.NewService(db)
+	s.Policies = approval.NewService(approval.Deps{DB: db})
 	s.Payouts = payout.NewService(payout.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Rail: network, Banks: banks, Policies: s.Policies})
 	s.Settlements = settlement.NewService(settlement.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
