@@ -49,7 +49,8 @@ func (a *Actions) RotateEndpointSecret(ctx context.Context, by Session, id, clie
 		if err != nil {
 			return webhook.RotatedSecret{}, Entry{}, err
 		}
-		rs, err := a.Webhooks.RotateSecret(ctx, tx, by.MerchantID, webhook.EndpointID{ID: id}, time.Until(now))
+		// The merchant clock's offset: the endpoint's updated_at is on it.
+		rs, err := a.Webhooks.RotateSecret(ctx, tx, by.MerchantID, webhook.EndpointID{ID: id}, now.Sub(a.portal.clock.System()))
 		return rs, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditEndpointSecretRotated, Subject: id, Client: client}, err
 	})
 }
