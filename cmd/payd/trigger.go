@@ -28,7 +28,9 @@ var triggers = []struct {
 	{"payin.received", func(ctx context.Context, c *apiClient) (string, error) { return triggerPayin(ctx, c, "completed") }},
 	{"payin.failed", func(ctx context.Context, c *apiClient) (string, error) { return triggerPayin(ctx, c, "failed") }},
 	{"payout.completed", func(ctx context.Context, c *apiClient) (string, error) { return triggerPayout(ctx, c, sandboxBankOK) }},
-	{"payout_transaction.failed", func(ctx context.Context, c *apiClient) (string, error) { return triggerPayout(ctx, c, sandboxBankFails) }},
+	{"payout_transaction.failed", func(ctx context.Context, c *apiClient) (string, error) {
+		return triggerPayout(ctx, c, sandboxBankFails)
+	}},
 	{"payment_request.received", triggerPaymentRequest},
 }
 
