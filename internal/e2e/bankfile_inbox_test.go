@@ -399,7 +399,9 @@ func TestBankFileInboxCrash(t *testing.T) {
 		if counts["done"] != 10 || counts["failed"] != 10 || str(d, "status") != "completed" {
 			t.Errorf("after the restart: %s %v, want completed, 10 done and 10 failed", str(d, "status"), counts)
 		}
-		waitUntil(t, "one webhook per transaction", 20*time.Second, func() bool {
+		// Twenty-one deliveries from a process that has just started, beside
+		// the other tests: a minute, as the report's own wait.
+		waitUntil(t, "one webhook per transaction", 60*time.Second, func() bool {
 			return hooks.count("payout_transaction.done") == 10 && hooks.count("payout_transaction.failed") == 10 && hooks.count("payout.completed") == 1
 		})
 		if b := client.balanceOf(m, "AUD"); minorUnits(t, b.Available, "AUD") != start-10*350 || minorUnits(t, b.Outgoing, "AUD") != 0 {
