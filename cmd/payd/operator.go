@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"payd/internal/clock"
-	"payd/internal/fault"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/ratelimit"
@@ -182,21 +181,9 @@ func runAppCreate(ctx context.Context, env *cliEnv, args []string) error {
 	expires := o.String("expires-at", "", "when the key stops being accepted (RFC 3339); empty never")
 	allowed := o.String("allowed-ips", "", "the client addresses the key is accepted from: a comma list of addresses and CIDR prefixes; empty any")
 	var access merchant.Access
-	check := func() error {
-		f := fault.Fields{}
-		var err error
-		if access.Scopes, err = merchant.ParseScopes(*scopes); err != nil {
-			f.Add("scopes", err.Error())
-		}
-		if access.AllowedIPs, err = merchant.ParseAllowedIPs(*allowed); err != nil {
-			f.Add("allowed-ips", err.Error())
-		}
-		if *expires != "" {
-			if access.ExpiresAt, err = time.Parse(time.RFC3339, *expires); err != nil {
-				f.Add("expires-at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
-			}
-		}
-		return f.Err()
+	check := func() (err error) {
+		access, err = merchant.ParseAccess(*scopes, *expires, *allowed, merchant.AccessFields{Scopes: "scopes", ExpiresAt: "expires-at", AllowedIPs: "allowed-ips"})
+		return err
 	}
 	return o.run(ctx, args, check, func(merchants *merchant.Service, db *store.DB) (answer, error) {
 		app, err := store.Do(ctx, db, func(tx *store.Tx) (merchant.NewApp, error) {

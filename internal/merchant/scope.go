@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"payd/internal/fault"
 )
 
 // Resources are what an app's scopes name (CONTRACT §23), each read or
@@ -148,4 +150,30 @@ func joinPrefixes(ps []netip.Prefix) string {
 		out[i] = p.String()
 	}
 	return strings.Join(out, ",")
+}
+
+// AccessFields names the inputs ParseAccess reads in its refusals: the
+// CLI's flags or the portal form's fields.
+type AccessFields struct{ Scopes, ExpiresAt, AllowedIPs string }
+
+// ParseAccess reads an app's access settings as payd app create and the
+// portal's key form take them (CONTRACT §23): scopes (empty is every
+// scope), an RFC 3339 expiry (empty never) and allowed addresses (empty
+// any), each refusal naming its input.
+func ParseAccess(scopes, expiresAt, allowedIPs string, names AccessFields) (Access, error) {
+	var access Access
+	f := fault.Fields{}
+	var err error
+	if access.Scopes, err = ParseScopes(scopes); err != nil {
+		f.Add(names.Scopes, err.Error())
+	}
+	if access.AllowedIPs, err = ParseAllowedIPs(allowedIPs); err != nil {
+		f.Add(names.AllowedIPs, err.Error())
+	}
+	if v := strings.TrimSpace(expiresAt); v != "" {
+		if access.ExpiresAt, err = time.Parse(time.RFC3339, v); err != nil {
+			f.Add(names.ExpiresAt, "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
+		}
+	}
+	return access, f.Err()
 }

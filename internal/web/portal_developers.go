@@ -3,9 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
-	"time"
 
-	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/portal"
 	"payd/internal/webhook"
@@ -116,19 +114,6 @@ func (h *portalPages) rotateSecret(w http.ResponseWriter, r *http.Request, s por
 // formAccess reads the key form's access settings, each refusal naming its
 // field.
 func formAccess(r *http.Request) (merchant.Access, error) {
-	var access merchant.Access
-	f := fault.Fields{}
-	var err error
-	if access.Scopes, err = merchant.ParseScopes(r.PostFormValue("scopes")); err != nil {
-		f.Add("scopes", err.Error())
-	}
-	if access.AllowedIPs, err = merchant.ParseAllowedIPs(r.PostFormValue("allowed_ips")); err != nil {
-		f.Add("allowed_ips", err.Error())
-	}
-	if v := strings.TrimSpace(r.PostFormValue("expires_at")); v != "" {
-		if access.ExpiresAt, err = time.Parse(time.RFC3339, v); err != nil {
-			f.Add("expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z")
-		}
-	}
-	return access, f.Err()
+	return merchant.ParseAccess(r.PostFormValue("scopes"), r.PostFormValue("expires_at"), r.PostFormValue("allowed_ips"),
+		merchant.AccessFields{Scopes: "scopes", ExpiresAt: "expires_at", AllowedIPs: "allowed_ips"})
 }
