@@ -13,6 +13,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/ledger"
 	"payd/internal/merchant"
+	"payd/internal/money"
 	"payd/internal/ratelimit"
 	"payd/internal/report"
 	"payd/internal/store"
@@ -246,6 +247,7 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 	methods := o.String("methods", "", "comma-separated enabled method codes ('default' for the catalogue's defaults)")
 	accountType := o.String("account-type", "", "aggregated or dedicated")
 	hold := o.Duration("approval-hold", 0, "how long a held payout waits for a decision before it expires (default of a new account: 168h)")
+	disputeFee := o.String("dispute-fee", "", "what a lost card dispute debits, in the account's currency (default of a new account: 25.00)")
 	var u merchant.AccountUpdate
 	check := func() error {
 		switch *approvals {
@@ -270,14 +272,23 @@ func runAccountUpdate(ctx context.Context, env *cliEnv, args []string) error {
 		if *hold != 0 {
 			u.ApprovalHold = hold
 		}
+		if *disputeFee != "" {
+			u.DisputeFee = disputeFee
+		}
 		return nil
 	}
 	return o.run(ctx, args, check, func(merchants *merchant.Service, _ *store.DB) (answer, error) {
 		acc, err := merchants.UpdateAccount(ctx, *id, *currency, u)
+		fee := ""
+		if err == nil {
+			fee = money.Format(acc.DisputeFee, money.MustLookup(acc.Currency))
+		}
 		view := map[string]any{"currency": acc.Currency, "account_number": acc.AccountNumber, "approvals": acc.Approvals,
-			"approval_hold": acc.ApprovalHold.String(), "methods": acc.Methods, "account_type": acc.AccountType}
+			"approval_hold": acc.ApprovalHold.String(), "methods": acc.Methods, "account_type": acc.AccountType,
+			"dispute_fee": fee}
 		return answer{value: view, text: func(w io.Writer) {
-			fmt.Fprintf(w, "%s account %s: approvals %v (hold %s), type %s, methods %s\n", acc.Currency, acc.AccountNumber, acc.Approvals, acc.ApprovalHold, acc.AccountType, methodList(acc.Methods))
+			fmt.Fprintf(w, "%s account %s: approvals %v (hold %s), type %s, methods %s, dispute fee %s\n", acc.Currency, acc.AccountNumber, acc.Approvals,
+				acc.ApprovalHold, acc.AccountType, methodList(acc.Methods), fee)
 		}}, err
 	})
 }

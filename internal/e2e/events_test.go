@@ -377,7 +377,7 @@ func TestWebhookEndpointDisabled(t *testing.T) {
 		if got, _ := p.loggedEvents(idr, "type=webhook_endpoint.disabled"); len(got) != 2 {
 			t.Errorf("listed webhook_endpoint.disabled = %d", len(got))
 		}
-		today := p.clockNow(idr).Format("2006-01-02")
+		today := p.clockNow(idr).In(sydney(t)).Format("2006-01-02")
 		wantError(t, p.post("/v2/events/replay", idr, map[string]any{"endpoint_id": goneID, "from_date": today, "to_date": today}), 409, "INVALID_STATE", "")
 		want(t, p.post("/v2/webhook_endpoints/update", idr, map[string]any{"id": failingID, "status": "enabled"}), 200)
 	}, func(c *server.Config) {
@@ -400,7 +400,7 @@ func TestEventsReplay(t *testing.T) {
 		events, _ := p.loggedEvents(idr, "type=payin.*")
 		waitUntil(t, "first deliveries", 10*time.Second, func() bool { return len(recv.deliveries()) == len(events) })
 
-		today := p.clockNow(idr).Format("2006-01-02")
+		today := p.clockNow(idr).In(sydney(t)).Format("2006-01-02")
 		body := map[string]any{"endpoint_id": id, "from_date": today, "to_date": today, "types": []string{"payin.received"}}
 		key := map[string]string{"Idempotency-Key": "replay-1"}
 		r := p.do(req{method: "POST", path: "/v2/events/replay", as: &idr, body: body, header: key})

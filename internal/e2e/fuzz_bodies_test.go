@@ -47,6 +47,7 @@ var countedTables = []string{
 	"reconciliation_statements", "reconciliation_lines",
 	"events", "event_streams", "webhook_endpoints", "webhook_endpoint_events",
 	"approval_policies", "approvals",
+	"disputes", "dispute_files", "card_refunds",
 }
 
 // uncountedTables are left out of the counts: the migration log, and the

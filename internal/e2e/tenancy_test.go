@@ -54,6 +54,8 @@ type tenantRecords struct {
 	// endpointID is A's webhook endpoint (for an event type that no record
 	// of the test has: nothing is delivered there).
 	endpointID string
+	// disputeUUID disputes A's payin link, with one staged evidence file.
+	disputeUUID, disputeFileID string
 }
 
 // identifiers are A's identifiers that no answer to B may contain.
@@ -61,7 +63,7 @@ func (a tenantRecords) identifiers() []string {
 	ids := []string{a.qrPayin, a.redirectPayin, a.receivedPayin, a.otpPayin, a.payinExternalID, a.contactEmail, a.contactUUID,
 		a.customerID, a.customerEmail, a.customerExternalID, a.depositUUID, a.pingID, a.pingUUID, a.payoutUUID, a.payoutExternalID, a.v1PayoutUUID, a.v1ExternalID,
 		a.requestPayID, a.requestExternalID, a.staticPayID, a.staticCustomerID, a.settlementUUID, a.treasuryNumber, a.transferUUID, a.gatewayOrderID, a.payinLink, a.reportID,
-		a.statementID, a.lineID, a.endpointID}
+		a.statementID, a.lineID, a.endpointID, a.disputeUUID, a.disputeFileID}
 	ids = append(ids, a.balanceIDs...)
 	for _, app := range a.apps {
 		ids = append(ids, app.AccountNumber)
@@ -145,6 +147,12 @@ func makeTenantRecords(t *testing.T, p *payd, apps map[string]creds) tenantRecor
 			t.Fatalf("%s A's payin link: %d %s", outcome, s, body)
 		}
 	}
+	dispute := p.post("/v2/sandbox/disputes", apps["NZD"], map[string]any{"payment_type": "payin_link", "payment_id": a.payinLink})
+	want(t, dispute, 201)
+	a.disputeUUID = str(dispute.JSON(t), "uuid")
+	staged := p.evidence(apps["NZD"], map[string]string{"uuid": a.disputeUUID, "uncategorized_text": "A's own"}, kycFile{"a.png", kycPNG(t)})
+	want(t, staged, 200)
+	a.disputeFileID = str(staged.JSON(t)["evidence"].(map[string]any)["files"].([]any)[0].(map[string]any), "id")
 	recv := newHookReceiver(t, true)
 	r := p.post("/v2/webhooks/test", idr, map[string]any{"endpoint_url": recv.URL})
 	want(t, r, 201)
@@ -225,6 +233,7 @@ func tenantState(t *testing.T, p *payd, a tenantRecords) map[string]string {
 		{"AUD", "/v2/payouts/all"},
 		{"AUD", "/v1/payouts/detail?id=" + a.v1PayoutID},
 		{"NZD", "/v3/payin_links/detail?uuid=" + a.payinLink},
+		{"NZD", "/v2/disputes/detail?uuid=" + a.disputeUUID},
 	}
 	for _, c := range tenancyCurrencies {
 		reads = append(reads, struct{ currency, path string }{c, "/v2/payins/all"},
@@ -402,6 +411,15 @@ func tenancyCases(a tenantRecords, bCustomerID string, bReportLink func(set map[
 		{name: "payouts export of A's treasury account", method: "GET", path: "/v2/exports/payouts.csv?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "balance history export of A's treasury account", method: "GET", path: "/v2/exports/balance_history.csv?account=" + a.treasuryNumber, as: "AUD", status: 404, code: nf},
 		{name: "payin link detail", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "NZD", status: 404, code: nf},
+		{name: "refund A's payin link", method: "POST", path: "/v3/payin_links/refund", as: "NZD", body: map[string]any{"uuid": a.payinLink}, status: 404, code: nf},
+		{name: "refund A's gateway payment", method: "POST", path: "/v1/payment_gateways/refund", as: "AUD", body: map[string]any{"payment_id": a.gatewayPaymentID}, status: 404, code: nf},
+		{name: "dispute A's payin link", method: "POST", path: "/v2/sandbox/disputes", as: "NZD", body: map[string]any{"payment_type": "payin_link", "payment_id": a.payinLink}, status: 404, code: nf},
+		{name: "A's dispute", method: "GET", path: "/v2/disputes/detail?uuid=" + a.disputeUUID, as: "NZD", status: 404, code: nf},
+		{name: "A's evidence file", method: "GET", path: "/v2/disputes/evidence/file?uuid=" + a.disputeUUID + "&id=" + a.disputeFileID, as: "NZD", status: 404, code: nf},
+		{name: "accept A's dispute", method: "POST", path: "/v2/disputes/accept", as: "NZD", body: map[string]any{"uuid": a.disputeUUID}, status: 404, code: nf},
+		{name: "resolve A's dispute", method: "POST", path: "/v2/sandbox/disputes/resolve", as: "NZD", body: map[string]any{"uuid": a.disputeUUID, "outcome": "won"}, status: 404, code: nf},
+		{name: "evidence for A's dispute", method: "POST", path: "/v2/disputes/evidence", as: "NZD", form: map[string]string{"uuid": a.disputeUUID, "submit": "true"},
+			files: map[string]kycFile{"files": {"b.pdf", pdfFile.data}}, status: 404, code: nf},
 		{name: "payin link detail with an app of another currency", method: "GET", path: "/v3/payin_links/detail?uuid=" + a.payinLink, as: "AUD", status: 404, code: nf},
 		{name: "payin link deliveries", method: "GET", path: "/v2/webhooks/deliveries?uuid=" + a.payinLink, as: "NZD", status: 200},
 		// A report link proves itself by its signature: B's own link naming A's

@@ -153,6 +153,10 @@ type Outcome struct {
 	Approved bool
 	// Reason says why a charge was declined, in words for the customer.
 	Reason string
+	// DisputeAfter, on an approved charge of the sandbox's network, is when
+	// (after now, on the merchant's clock) the network will send a dispute
+	// notice of it: its self-disputing test card.
+	DisputeAfter time.Duration
 }
 
 // Charge is what a card network is asked to take.
@@ -178,13 +182,17 @@ const (
 )
 
 // SandboxCards is the sandbox's card network: 4000 0000 0000 0002 is
-// declined, every other valid card is approved.
+// declined, 4000 0000 0000 0259 approved and disputed a minute later, every
+// other valid card is approved.
 type SandboxCards struct{}
 
 // Authorize answers a charge at once.
 func (SandboxCards) Authorize(_ context.Context, c Charge) (Outcome, error) {
-	if c.Card.number == SandboxCardDeclines {
+	switch c.Card.number {
+	case SandboxCardDeclines:
 		return Outcome{Reason: "The card was declined"}, nil
+	case SandboxCardDisputes:
+		return Outcome{Approved: true, DisputeAfter: sandboxDisputeDelay}, nil
 	}
 	return Outcome{Approved: true}, nil
 }

@@ -86,14 +86,16 @@ func (s *Service) Pay(ctx context.Context, id int64, token string, a Attempt) (P
 		}
 		r.attempts++
 		out := Outcome{Approved: a.Sandbox == "pay", Reason: "Declined (sandbox decline button)"}
+		var charge Charge
 		if a.Card != nil {
 			card, err := CheckCard(*a.Card, now)
 			if err != nil {
 				return Payment{}, err
 			}
 			r.cardBrand, r.cardLast4 = card.Brand, card.Last4
-			out, err = s.cards.Authorize(ctx, Charge{Reference: strconv.FormatInt(r.id, 10) + "-" + strconv.Itoa(r.attempts),
-				Currency: r.currency, Amount: r.amount, Card: card})
+			charge = Charge{Reference: strconv.FormatInt(r.id, 10) + "-" + strconv.Itoa(r.attempts),
+				Currency: r.currency, Amount: r.amount, Card: card}
+			out, err = s.cards.Authorize(ctx, charge)
 			if err != nil {
 				return Payment{}, err
 			}
@@ -106,6 +108,9 @@ func (s *Service) Pay(ctx context.Context, id int64, token string, a Attempt) (P
 			return s.view(r), nil
 		}
 		if err := s.credit(ctx, tx, &r, now); err != nil {
+			return Payment{}, err
+		}
+		if err := s.afterApproval(ctx, tx, r.merchantID, charge, out, now); err != nil {
 			return Payment{}, err
 		}
 		return s.view(r), nil

@@ -94,6 +94,9 @@ type Service struct {
 	cards    CardNetwork
 	payids   *payid.Service
 	linkKey  []byte
+	// disputed and disputeNotice are package dispute's (OnDispute).
+	disputed      DisputeCheck
+	disputeNotice DisputeHandler
 	// PublicURL is the base of checkout links.
 	PublicURL string
 }
@@ -130,6 +133,7 @@ func NewService(d Deps) *Service {
 	}
 	job.Register(d.Queue, jobExpire, s.expireJob)
 	job.Register(d.Queue, jobLinkExpire, s.expireLinkJob)
+	job.Register(d.Queue, jobSandboxDispute, s.sandboxDisputeJob)
 	return s
 }
 

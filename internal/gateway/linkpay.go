@@ -157,14 +157,15 @@ func (s *Service) PayLink(ctx context.Context, uuid, token string, a Attempt) (L
 		}
 		r.attempts++
 		out := Outcome{Approved: a.Sandbox == "pay", Reason: "Declined (sandbox decline button)"}
+		var charge Charge
 		if a.Card != nil {
 			card, err := CheckCard(*a.Card, now)
 			if err != nil {
 				return Link{}, err
 			}
 			r.cardBrand, r.cardLast4 = card.Brand, card.Last4
-			out, err = s.cards.Authorize(ctx, Charge{Reference: r.uuid + "-" + strconv.Itoa(r.attempts),
-				Currency: r.currency, Amount: r.amount, Card: card})
+			charge = Charge{Reference: r.uuid + "-" + strconv.Itoa(r.attempts), Currency: r.currency, Amount: r.amount, Card: card}
+			out, err = s.cards.Authorize(ctx, charge)
 			if err != nil {
 				return Link{}, err
 			}
@@ -183,6 +184,9 @@ func (s *Service) PayLink(ctx context.Context, uuid, token string, a Attempt) (L
 		paidAt := now.UnixMilli()
 		r.balanceID, r.paidAt, r.failureReason = &balanceID, &paidAt, ""
 		if err := s.setLinkStatus(ctx, tx, &r, LinkPaid, now); err != nil {
+			return Link{}, err
+		}
+		if err := s.afterApproval(ctx, tx, r.merchantID, charge, out, now); err != nil {
 			return Link{}, err
 		}
 		return s.linkView(r), nil

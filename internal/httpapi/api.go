@@ -19,6 +19,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
+	"payd/internal/dispute"
 	"payd/internal/fault"
 	"payd/internal/gateway"
 	"payd/internal/idempotency"
@@ -74,6 +75,7 @@ type Deps struct {
 	Policies      *policy.Service
 	Reports       *report.Service
 	Reconcile     *reconcile.Service
+	Disputes      *dispute.Service
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// Forwarded headers name the client (none by default).
 	TrustedProxies proxy.Trust
@@ -269,6 +271,7 @@ func (a *API) table() []route {
 	out = append(out, a.gatewayRoutes()...)
 	out = append(out, a.policyRoutes()...)
 	out = append(out, a.payinLinkRoutes()...)
+	out = append(out, a.disputeRoutes()...)
 	out = append(out, a.reconcileRoutes()...)
 	out = append(out, a.exportRoutes()...)
 	return out

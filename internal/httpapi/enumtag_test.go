@@ -58,6 +58,12 @@ var stringEnums = map[string]struct {
 	"payout.V1Payout.Currency":       {literal: "v1 payouts are in AUD"},
 	"transfer.Party.Type":            {literal: "the three kinds of a transfer's end"},
 	"webhook.Ping.Type":              {literal: "the one type of a ping"},
+	"dispute.Dispute.PaymentType":    {constants: []string{"gateway.TypeGatewayPayment", "gateway.TypePayinLink"}},
+	"gateway.Refund.PaymentType":     {constants: []string{"gateway.TypeGatewayPayment", "gateway.TypePayinLink"}},
+	"dispute.ResolveRequest.Outcome": {constants: []string{"dispute.Won", "dispute.Lost"}},
+	"dispute.Dispute.Reason":         {literal: "the reasons of dispute.Reasons, a list (data)"},
+	"dispute.File.ContentType":       {literal: "the three file types evidence takes, told by content"},
+	"gateway.Refund.Status":          {literal: "a card refund is done at once"},
 }
 
 // TestEnumTagsMatchTheirConstants: an enum tag restates its type's

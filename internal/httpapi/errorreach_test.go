@@ -270,9 +270,14 @@ var unreachableBuilds = map[string]string{
 // answer (through a method that shares its name with another of its
 // package), each with the reason.
 var unreachableErrors = map[string]string{
-	"GET /v2/customers TOO_LARGE 413":                      sharedValidate,
-	"GET /v2/contacts/verification_messages TOO_LARGE 413": sharedValidate,
+	"GET /v2/customers TOO_LARGE 413":                          sharedValidate,
+	"GET /v2/contacts/verification_messages TOO_LARGE 413":     sharedValidate,
+	"POST /v2/disputes/accept INSUFFICIENT_FUNDS 422":          disputePosts,
+	"POST /v2/sandbox/disputes INSUFFICIENT_FUNDS 422":         disputePosts,
+	"POST /v2/sandbox/disputes/resolve INSUFFICIENT_FUNDS 422": disputePosts,
 }
+
+const disputePosts = "a dispute's ledger posts may take available below zero (ledger.Leg.MayGoNegative), and its outgoing holds what it takes back out"
 
 const sharedValidate = "contact's validate methods are one node: a KYC submission's builds TOO_LARGE, a list query's does not"
 

@@ -26,6 +26,12 @@ const skipPart = -1
 // over maxBody is 413 TOO_LARGE; one that cannot be read, one cut before its
 // final boundary included, is 400 MALFORMED_MULTIPART.
 func readParts(r *http.Request, hint string, limit func(name string) int64, take func(name string, data []byte, over bool) error) error {
+	return readNamedParts(r, hint, limit, func(name, _ string, data []byte, over bool) error { return take(name, data, over) })
+}
+
+// readNamedParts is readParts whose take is also given each part's file
+// name (empty for a text part).
+func readNamedParts(r *http.Request, hint string, limit func(name string) int64, take func(name, filename string, data []byte, over bool) error) error {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return fault.New(fault.UnsupportedMedia, fault.CodeUnsupportedMedia, "the body must be multipart/form-data, %s", hint)
@@ -62,7 +68,7 @@ func readParts(r *http.Request, hint string, limit func(name string) int64, take
 		if over {
 			data = data[:max]
 		}
-		if err := take(name, data, over); err != nil {
+		if err := take(name, part.FileName(), data, over); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"payd/internal/clock"
 	"payd/internal/contact"
+	"payd/internal/dispute"
 	"payd/internal/fault"
 	"payd/internal/gateway"
 	"payd/internal/idempotency"
@@ -119,6 +120,8 @@ var events = []event{
 		"A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.", []any{gateway.Payment{}}},
 	{[]string{"payin_link.failed", "payin_link.paid", "payin_link.expired"},
 		"A Payment Gateway 3 payin link changed status; sent to its webhook_notification.", []any{gateway.Link{}}},
+	{[]string{dispute.EventCreated, dispute.EventUpdated, dispute.EventClosed},
+		"A card payment was disputed (created), the merchant submitted evidence (updated), or the dispute was decided: won, lost, accepted or unanswered by due_by (closed); to the payment's notification target.", []any{dispute.Dispute{}}},
 	{[]string{webhook.EventEndpointDisabled}, "A webhook endpoint was disabled: it answered 410, or every delivery to it failed for 3 days (to the merchant's other endpoints).", []any{webhook.Endpoint{}}},
 	{[]string{"ping"}, "POST /v2/webhooks/test.", []any{webhook.Ping{}}},
 }

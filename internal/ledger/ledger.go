@@ -81,7 +81,9 @@ type Leg struct {
 	Bucket  Bucket
 	Amount  int64
 	// MayGoNegative lets this leg take a merchant bucket below zero (a
-	// chargeback on an emptied account, say). Counterpart buckets always may.
+	// card dispute on an emptied account: package dispute is the only
+	// user). Counterpart buckets always may. A credit is always taken, also
+	// into a bucket below zero, which it brings back up.
 	MayGoNegative bool
 }
 
@@ -209,7 +211,7 @@ func postEach(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, er
 	for _, l := range legs {
 		var id, after int64
 		err := tx.QueryRowContext(ctx, `UPDATE ledger_buckets SET balance = balance + $1
-			WHERE merchant_id = $8 AND account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5)
+			WHERE merchant_id = $8 AND account_id = $2 AND name = $3 AND currency = $4 AND (balance + $1 >= 0 OR allow_negative OR $5 OR $1 > 0)
 			  AND balance + $1 BETWEEN $6 AND $7
 			RETURNING id, balance`, l.Amount, l.Account, string(l.Bucket), e.Currency, l.MayGoNegative, -MaxBalance, MaxBalance, e.MerchantID).Scan(&id, &after)
 		if err != nil {

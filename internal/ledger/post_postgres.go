@@ -65,7 +65,7 @@ const postChecks = `WITH l AS (
 	FROM r GROUP BY ord
 ), ok AS (
 	SELECT count(*) = cardinality($1::bigint[])
-		AND COALESCE(bool_and((balance + amt >= 0 OR allow_negative OR neg) AND balance + amt BETWEEN $6::bigint AND $7::bigint), TRUE) AS ok
+		AND COALESCE(bool_and((balance + amt >= 0 OR allow_negative OR neg OR amt > 0) AND balance + amt BETWEEN $6::bigint AND $7::bigint), TRUE) AS ok
 	FROM cur
 ), upd AS (
 	UPDATE ledger_buckets b SET balance = CASE WHEN NOT r.whole THEN b.balance + r.amt WHEN r.slot = 0 THEN c.balance + c.amt ELSE 0 END
@@ -225,7 +225,7 @@ func refusal(e Entry, legs []Leg, states []legState) error {
 			return &fault.Error{Kind: fault.Invalid, Code: fault.CodeAmountOutOfRange,
 				Message: fmt.Sprintf("the %s balance would exceed the largest balance payd holds", l.Bucket)}
 		}
-		if after < 0 && !s.allowNegative && !l.MayGoNegative {
+		if after < 0 && l.Amount < 0 && !s.allowNegative && !l.MayGoNegative {
 			return &fault.Error{Kind: fault.Invalid, Code: fault.CodeInsufficientFunds,
 				Message: fmt.Sprintf("insufficient funds: the %s balance is lower than the amount required", l.Bucket)}
 		}

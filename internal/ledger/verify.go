@@ -19,7 +19,9 @@ type Problem struct {
 //   - every bucket's balance equals the sum of its postings;
 //   - each bucket's postings, in order, carry a running balance that adds up;
 //   - no bucket that may not go negative is below zero, and no posting took
-//     it there, unless the movement allowed it (the posting's overdraft flag);
+//     it there, unless the movement allowed it (the posting's overdraft flag:
+//     a lost card dispute's); a credit never takes a bucket below zero, and
+//     one into a bucket a dispute overdrew may leave it there;
 //   - postings are in their bucket's currency;
 //   - an entry and its balance record belong to the same merchant, and so
 //     do each of its postings and the posting's bucket.
@@ -44,10 +46,10 @@ func Verify(ctx context.Context, q store.Querier) ([]Problem, error) {
 			WHERE balance_after <> running`},
 		{"non_negative", `SELECT 'bucket ' || CAST(b.id AS TEXT) || ' (' || b.name || ') is ' || CAST(b.balance AS TEXT)
 			FROM ledger_buckets b WHERE b.balance < 0 AND NOT b.allow_negative
-			  AND NOT COALESCE((SELECT p.overdraft FROM postings p WHERE p.merchant_id = b.merchant_id AND p.bucket_id = b.id ORDER BY p.id DESC LIMIT 1), FALSE)`},
+			  AND NOT COALESCE((SELECT p.overdraft FROM postings p WHERE p.merchant_id = b.merchant_id AND p.bucket_id = b.id AND p.amount < 0 ORDER BY p.id DESC LIMIT 1), FALSE)`},
 		{"posting_non_negative", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' took bucket ' || CAST(b.id AS TEXT) || ' (' || b.name || ') to ' || CAST(p.balance_after AS TEXT) || ' without the movement allowing it'
 			FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id
-			WHERE p.balance_after < 0 AND NOT b.allow_negative AND NOT p.overdraft`},
+			WHERE p.balance_after < 0 AND p.amount < 0 AND NOT b.allow_negative AND NOT p.overdraft`},
 		{"posting_currency", `SELECT 'posting ' || CAST(p.id AS TEXT) || ' is in ' || p.currency || ' but its bucket is in ' || b.currency
 			FROM postings p JOIN ledger_buckets b ON b.merchant_id = p.merchant_id AND b.id = p.bucket_id WHERE p.currency <> b.currency`},
 		// A row's merchant is found by its merchant_id alone (the tables are

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"payd/internal/fault"
+	"payd/internal/money"
 	"payd/internal/store"
 )
 
@@ -32,18 +33,32 @@ type Account struct {
 	ReserveBPS  int64
 	ReserveDays int
 	MinBalance  int64
-	CreatedAt   time.Time
+	// DisputeFee is what a lost card dispute debits (minor units).
+	DisputeFee int64
+	CreatedAt  time.Time
 }
 
+// DefaultDisputeFee is an account's dispute fee until the operator sets
+// one (payd account update --dispute-fee): 25.00 in its currency.
+func DefaultDisputeFee(currency string) int64 { return money.UnitsOf(currency, 25) }
+
 const accountColumns = `id, merchant_id, kind, currency, account_number, COALESCE(public_id, ''), account_type, status, methods, approvals,
-	approval_hold_ms, reserve_bps, reserve_days, min_balance, created_at`
+	approval_hold_ms, reserve_bps, reserve_days, min_balance, dispute_fee, created_at`
 
 func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
 	var a Account
 	var methods *string
 	var created, holdMS int64
+	var disputeFee *int64
 	err := row.Scan(&a.ID, &a.MerchantID, &a.Kind, &a.Currency, &a.AccountNumber, &a.PublicID, &a.AccountType, &a.Status, &methods,
-		&a.Approvals, &holdMS, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &created)
+		&a.Approvals, &holdMS, &a.ReserveBPS, &a.ReserveDays, &a.MinBalance, &disputeFee, &created)
+	if err != nil {
+		return a, err
+	}
+	a.DisputeFee = DefaultDisputeFee(a.Currency)
+	if disputeFee != nil {
+		a.DisputeFee = *disputeFee
+	}
 	a.ApprovalHold = time.Duration(holdMS) * time.Millisecond
 	if methods != nil {
 		a.Methods = splitMethods(*methods)
@@ -141,6 +156,8 @@ type AccountUpdate struct {
 	AccountType *AccountType
 	// ApprovalHold is between MinApprovalHold and MaxApprovalHold.
 	ApprovalHold *time.Duration
+	// DisputeFee is an amount in the account's currency, 0 or more.
+	DisputeFee *string
 }
 
 // Bounds of an account's approval hold window.
@@ -187,13 +204,24 @@ func (s *Service) UpdateAccount(ctx context.Context, merchantID, currency string
 		if u.ApprovalHold != nil {
 			acc.ApprovalHold = *u.ApprovalHold
 		}
+		if u.DisputeFee != nil {
+			c, err := money.Lookup(acc.Currency)
+			if err != nil {
+				return Account{}, err
+			}
+			fee, _, err := money.Parse(*u.DisputeFee, c)
+			if err != nil || fee < 0 || fee > money.MaxMinor {
+				return Account{}, fault.Field("dispute_fee", "must be an amount in "+c.Code+", 0 or more, such as 25.00")
+			}
+			acc.DisputeFee = fee
+		}
 		var methods any
 		if acc.Methods != nil {
 			methods = strings.Join(acc.Methods, ",")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3, approval_hold_ms = $4
-			WHERE merchant_id = $5 AND id = $6`,
-			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), merchantID, acc.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET approvals = $1, methods = $2, account_type = $3, approval_hold_ms = $4,
+			dispute_fee = $5 WHERE merchant_id = $6 AND id = $7`,
+			acc.Approvals, methods, string(acc.AccountType), acc.ApprovalHold.Milliseconds(), acc.DisputeFee, merchantID, acc.ID); err != nil {
 			return Account{}, fmt.Errorf("update account: %w", err)
 		}
 		if u.AccountType != nil || u.Methods != nil {

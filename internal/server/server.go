@@ -17,6 +17,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/contact"
 	"payd/internal/deposit"
+	"payd/internal/dispute"
 	"payd/internal/feed"
 	"payd/internal/gateway"
 	"payd/internal/httpapi"
@@ -113,6 +114,7 @@ type Server struct {
 	Policies    *approval.Service
 	Portal      *portal.Service
 	Gateway     *gateway.Service
+	Disputes    *dispute.Service
 	Files       *bankfile.Files
 	Feeds       *feed.Service
 	Pages       *web.Pages
@@ -252,13 +254,14 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Gateway = gateway.NewService(gateway.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks,
 		Policy: policy, Cards: cards, PayIDs: s.PayIDs, PublicURL: cfg.PublicURL, LinkKey: linkKey})
+	s.Disputes = dispute.NewService(dispute.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Webhooks: s.Webhooks, Gateway: s.Gateway})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
 		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, Reconcile: s.Reconcile, Policies: s.Policies, Transfers: s.Transfers, DB: db, Trust: cfg.TrustedProxies}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,
 		Queue: s.Queue, Merchants: s.Merchants, Deposits: s.Deposits, Webhooks: s.Webhooks,
-		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Policies: s.Policies, Reconcile: s.Reconcile, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
+		Contacts: s.Contacts, Payins: s.Payins, Payouts: s.Payouts, PayIDs: s.PayIDs, Banks: s.Banks, Settlements: s.Settlements, Reports: s.Reports, Treasury: s.Treasury, Transfers: s.Transfers, Policies: s.Policies, Reconcile: s.Reconcile, Disputes: s.Disputes, Pages: s.Pages, TrustedProxies: cfg.TrustedProxies, Gateway: s.Gateway,
 		ClockWorkLimit: cfg.ClockWorkLimit,
 	})
 	return s, nil
