@@ -32,6 +32,7 @@ var triggers = []struct {
 		return triggerPayout(ctx, c, sandboxBankFails)
 	}},
 	{"payment_request.received", triggerPaymentRequest},
+	{"dispute.created", triggerDispute},
 }
 
 // Payout details the sandbox network pays, and refuses (an all-zero account number).
@@ -176,4 +177,16 @@ func triggerPaymentRequest(ctx context.Context, c *apiClient) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("payment request %d", req.ID), advanceClock(ctx, c, 0)
+}
+
+// triggerDispute has the sandbox make a card payment, pay it and dispute it
+// (CONTRACT §25: POST /v2/sandbox/disputes without payment_id).
+func triggerDispute(ctx context.Context, c *apiClient) (string, error) {
+	var d struct {
+		UUID string `json:"uuid"`
+	}
+	if err := c.call(ctx, "POST", "/v2/sandbox/disputes", map[string]any{}, &d); err != nil {
+		return "", err
+	}
+	return "dispute " + d.UUID, nil
 }

@@ -182,7 +182,7 @@ func (s *Service) FileContent(ctx context.Context, p merchant.Principal, uuid, i
 // SandboxRequest is the body of POST /v2/sandbox/disputes.
 type SandboxRequest struct {
 	PaymentType string            `json:"payment_type,omitempty" doc:"gateway_payment or payin_link; with payment_id. Absent with payment_id absent." example:"payin_link"`
-	PaymentID   gateway.PaymentID `json:"payment_id,omitempty" doc:"The paid card payment: a gateway payment's id (number or string) or a payin link's uuid. Absent: the sandbox makes a payin link (NZD, else HKD), pays it by card, and disputes that." example:"k3j9x0c2m4q8w1e5r7t6y2u0i9"`
+	PaymentID   gateway.PaymentID `json:"payment_id,omitempty" doc:"The paid card payment: a gateway payment's id (number or string) or a payin link's uuid. Absent (with payment_type absent): the sandbox makes a card payment (a payin link in NZD, else HKD, else a gateway payment in AUD that notifies no one), pays it, and disputes that." example:"k3j9x0c2m4q8w1e5r7t6y2u0i9"`
 	Reason      string            `json:"reason,omitempty" doc:"One of fraudulent, duplicate, product_not_received, product_unacceptable, credit_not_processed, general (default)." example:"product_not_received"`
 	Amount      money.Input       `json:"amount,omitempty" doc:"Absent: all of the payment that is not refunded." example:"10.00"`
 }
@@ -200,7 +200,7 @@ type UUIDRequest struct {
 
 // OpenSandbox opens a dispute as the sandbox's network would
 // (POST /v2/sandbox/disputes) of the paid card payment req names. A
-// request without payment_id is given the payment SandboxPaidLink made,
+// request without payment_id is given the payment gateway.SandboxPaidPayment made,
 // before its transaction.
 func (s *Service) OpenSandbox(ctx context.Context, tx *store.Tx, p merchant.Principal, req SandboxRequest) (Dispute, error) {
 	if req.PaymentType == "" {
@@ -220,22 +220,22 @@ func (s *Service) OpenSandbox(ctx context.Context, tx *store.Tx, p merchant.Prin
 }
 
 // SandboxPayment fills in a sandbox request without payment_id: a card
-// payment the sandbox makes and pays (gateway.SandboxPaidLink), in
+// payment the sandbox makes and pays (gateway.SandboxPaidPayment), in
 // transactions of its own.
 func (s *Service) SandboxPayment(ctx context.Context, p merchant.Principal, req *SandboxRequest) error {
 	if req.PaymentID != "" {
 		return nil
 	}
-	if req.PaymentType != "" && req.PaymentType != gateway.TypePayinLink {
+	if req.PaymentType != "" {
 		return fault.Field("payment_id", "is required with payment_type "+req.PaymentType)
 	}
 	if !req.Amount.IsZero() {
 		return fault.Field("amount", "needs payment_id: the sandbox's own payment is disputed whole")
 	}
-	id, err := s.gateway.SandboxPaidLink(ctx, p)
+	typ, id, err := s.gateway.SandboxPaidPayment(ctx, p)
 	if err != nil {
 		return err
 	}
-	req.PaymentType, req.PaymentID = gateway.TypePayinLink, gateway.PaymentID(id)
+	req.PaymentType, req.PaymentID = typ, gateway.PaymentID(id)
 	return nil
 }

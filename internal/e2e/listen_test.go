@@ -162,7 +162,7 @@ func TestTrigger(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := strings.Fields(string(out))
-	wantList := []string{"payin.received", "payin.failed", "payout.completed", "payout_transaction.failed", "payment_request.received"}
+	wantList := []string{"payin.received", "payin.failed", "payout.completed", "payout_transaction.failed", "payment_request.received", "dispute.created"}
 	if strings.Join(list, " ") != strings.Join(wantList, " ") {
 		t.Errorf("--list = %q", out)
 	}

@@ -290,19 +290,22 @@ func (s *Service) sandboxDisputeJob(ctx context.Context, tx *store.Tx, _ job.Job
 	return s.ReceiveDisputeNotice(ctx, tx, n)
 }
 
-// sandboxLinks are the card links SandboxPaidLink makes, in the order it
+// sandboxLinks are the card links SandboxPaidPayment makes, in the order it
 // tries the merchant's currencies.
 var sandboxLinks = []struct{ currency, method, amount string }{{"NZD", "nz_card_nzd", "10.00"}, {"HKD", "hk_card_hkd", "100.00"}}
 
-// SandboxPaidLink makes a card payment to dispute (POST /v2/sandbox/disputes
-// without payment_id, which payd trigger dispute.created sends): a payin
-// link in NZD, or else HKD, paid on its page by the sandbox's test card. A
-// merchant with neither account is 422 CURRENCY_NOT_SUPPORTED.
-func (s *Service) SandboxPaidLink(ctx context.Context, p merchant.Principal) (string, error) {
+// SandboxPaidPayment makes a card payment to dispute (POST
+// /v2/sandbox/disputes without payment_id, which payd trigger
+// dispute.created sends), paid on its page by the sandbox's test card: a
+// payin link in NZD, or else HKD, or else a gateway payment in AUD that
+// notifies no one. A merchant with none of these accounts is 422
+// CURRENCY_NOT_SUPPORTED. It answers the payment's type and id.
+func (s *Service) SandboxPaidPayment(ctx context.Context, p merchant.Principal) (string, string, error) {
 	success := s.PublicURL + "/"
 	if s.PublicURL == "" {
 		success = "http://localhost/"
 	}
+	card := Card{Name: "Sandbox", Number: SandboxCardPays, Expiry: "12/99", CVC: "123"}
 	for _, l := range sandboxLinks {
 		created, err := store.Do(ctx, s.db, func(tx *store.Tx) (LinkCreated, error) {
 			return s.CreateLink(ctx, tx, p, LinkRequest{Amount: money.Input(l.amount), Currency: l.currency, PayinMethodCode: l.method,
@@ -312,13 +315,25 @@ func (s *Service) SandboxPaidLink(ctx context.Context, p merchant.Principal) (st
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		card := Card{Name: "Sandbox", Number: SandboxCardPays, Expiry: "12/99", CVC: "123"}
 		if _, err := s.PayLink(ctx, created.UUID, s.mac("payin_link:"+created.UUID), Attempt{Card: &card}); err != nil {
-			return "", err
+			return "", "", err
 		}
-		return created.UUID, nil
+		return TypePayinLink, created.UUID, nil
 	}
-	return "", fault.Rule(fault.CodeCurrency, "a sandbox card payment to dispute is a payin link in NZD or HKD, and this merchant has neither payments account: name a paid card payment by payment_type and payment_id")
+	created, err := store.Do(ctx, s.db, func(tx *store.Tx) (CreateResult, error) {
+		return s.Create(ctx, tx, p, Request{OrderID: "sandbox-dispute-" + store.RandomID(12), Amount: "10.00",
+			Description: "Sandbox card payment to dispute", OrderSuccessURL: success, noTarget: true})
+	})
+	if fault.Is(err, fault.CodeCurrency) {
+		return "", "", fault.Rule(fault.CodeCurrency, "a sandbox card payment to dispute is a payin link in NZD or HKD or a gateway payment in AUD, and this merchant has none of these payments accounts: name a paid card payment by payment_type and payment_id")
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := s.Pay(ctx, created.PaymentID, s.token(created.PaymentID), Attempt{Card: &card}); err != nil {
+		return "", "", err
+	}
+	return TypeGatewayPayment, strconv.FormatInt(created.PaymentID, 10), nil
 }

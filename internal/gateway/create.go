@@ -28,6 +28,9 @@ type Request struct {
 	OrderSuccessURL            string         `json:"order_success_url" required:"true" doc:"Where the customer returns after paying: an absolute http(s) URL (https in production), at most 2048 characters." example:"https://shop.example/orders/1001/thanks"`
 	PaymentGatewayNotification webhook.Target `json:"payment_gateway_notification" required:"true" doc:"endpoint_url (required) receives every status change (gateway_payment.<status>), with authorization_header sent verbatim as Authorization."`
 	OrderDetails               OrderDetails   `json:"order_details,omitempty"`
+	// noTarget is a sandbox payment of payd's own (SandboxPaidPayment),
+	// which notifies no one: only its events' stream and endpoints hear.
+	noTarget bool
 }
 
 // OrderDetails describes the order on the checkout page.
@@ -145,7 +148,9 @@ func (s *Service) validate(r *Request) (int64, error) {
 		f.Add("description", fmt.Sprintf("must be at most %d characters without control characters", maxTextLen))
 	}
 	s.checkURL(f, "order_success_url", r.OrderSuccessURL, true)
-	if r.PaymentGatewayNotification.EndpointURL == "" {
+	if r.noTarget {
+		r.PaymentGatewayNotification = webhook.Target{}
+	} else if r.PaymentGatewayNotification.EndpointURL == "" {
 		f.Add("payment_gateway_notification.endpoint_url", "is required")
 	} else if err := s.policy.Validate("payment_gateway_notification", r.PaymentGatewayNotification); err != nil {
 		if e, ok := fault.As(err); ok && len(e.Fields) > 0 {

@@ -74,7 +74,7 @@ func (a *API) disputeRoutes() []route {
 		{method: "POST", path: "/v2/sandbox/disputes", auth: authKeys, sandboxOnly: true,
 			summary: "Sandbox: the cardholder's bank disputes a paid card payment.",
 			description: "The payment's amount (or amount, at most what is not refunded) leaves available for a waiting dispute balance record, which may take available below zero; the dispute needs a response by due_by (7 days on the merchant's clock) and dispute.created goes out to the payment's notification target and matching endpoints. " +
-				"A payment not paid by card, refunded in full or disputed already is 409 INVALID_STATE; another merchant's, 404. Without payment_id the sandbox makes a payin link (NZD, else HKD; 422 CURRENCY_NOT_SUPPORTED with neither account), pays it by card and disputes that. " +
+				"A payment not paid by card, refunded in full or disputed already is 409 INVALID_STATE; another merchant's, 404. Without payment_id the sandbox makes a card payment (a payin link in NZD, else HKD, else a gateway payment in AUD that notifies no one; 422 CURRENCY_NOT_SUPPORTED with none of these accounts), pays it and disputes that. " +
 				"The test card 4000 0000 0000 0259 is disputed by itself (reason fraudulent) a minute after it paid, on the merchant's clock.",
 			body: dispute.SandboxRequest{}, response: dispute.Dispute{}, status: 201,
 			codes:  []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeCurrency, fault.CodeAmountOutOfRange, fault.CodeMethodNotEnabled},

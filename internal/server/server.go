@@ -320,6 +320,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Go(func() { s.Webhooks.Run(workCtx) })
 	wg.Go(func() { s.Files.Run(workCtx) })
 	wg.Go(func() { s.Feeds.Run(workCtx) })
+	wg.Go(func() {
+		if err := s.Gateway.ListenDisputes(workCtx); err != nil && workCtx.Err() == nil {
+			s.cfg.Log.Error("the card network's dispute notices stopped", "err", err)
+		}
+	})
 	if s.cfg.Analyze {
 		wg.Go(func() { s.keepStatistics(workCtx) })
 	}
