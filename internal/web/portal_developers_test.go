@@ -75,7 +75,7 @@ func TestPortalScopedApp(t *testing.T) {
 			t.Errorf("the app's access: %+v (%v)", p.Access, err)
 		}
 		page := html.UnescapeString(dev.do("GET", "/portal/developers", nil).body)
-		for _, want := range []string{"balances:read, payouts:write", "2099-01-31 00:00 UTC", "127.0.0.1/32"} {
+		for _, want := range []string{"balances:read, payouts:write", "2099-01-31 11:00 AEDT", "127.0.0.1/32"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the apps list lacks %q", want)
 			}
