@@ -155,6 +155,12 @@ func TestPortalLayout(t *testing.T) {
 					t.Fatal(err)
 				}
 				l.Page, l.Width = pg.name, width
+				if pg.name == "checkout" {
+					// The deadline is in the merchant's zone (Australia/Sydney), named.
+					if got := read(t, tab, chromedp.Text(chromedp.CSS("#expires"))); !strings.HasSuffix(got, " AEDT") && !strings.HasSuffix(got, " AEST") {
+						t.Errorf("the checkout's deadline is %q, want it in Australia/Sydney", got)
+					}
+				}
 				got = append(got, l)
 				if l.Overflow || len(l.Split) > 0 {
 					t.Errorf("%s at %d px: wider than the page %v, words split across lines %q", pg.name, width, l.Overflow, l.Split)
