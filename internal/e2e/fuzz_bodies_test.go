@@ -25,7 +25,7 @@ import (
 	"payd/internal/store/storetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files: the seed-* files of testdata/fuzz/FuzzJSONBodies (from jsonBodyRoutes) the OpenAPI examples under internal/httpapi/testdata/examples (recorded from the exchanges of the tests that run) and testdata/layout.json (TestPortalLayout)")
+var update = flag.Bool("update", false, "rewrite the golden files: the seed-* files of testdata/fuzz/FuzzJSONBodies (from jsonBodyRoutes) and the OpenAPI examples under internal/httpapi/testdata/examples (recorded from the exchanges of the tests that run)")
 
 // countedTables are the tables whose row counts show whether a request wrote
 // anything: every table of the schema but the migration log. The tests that

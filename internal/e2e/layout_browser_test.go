@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,11 +24,14 @@ import (
 // page never scrolls sideways (a table scrolls in its own box). What is
 // measured is kept as a golden of the layout (testdata/layout.json: per
 // page and width, the line count of every header and the most lines of a
-// cell of each kind), not of pixels; -update rewrites it. Screenshots go
+// cell of each kind), not of pixels; -update-layout rewrites it (its own
+// flag: -update also records the OpenAPI examples of every exchange). Screenshots go
 // to bench-results/screenshots/ under CI (kept as artifacts), to
 // $PAYD_SCREENSHOTS when set, else to the test's temporary folder.
 
 const layoutGolden = "testdata/layout.json"
+
+var updateLayout = flag.Bool("update-layout", false, "rewrite testdata/layout.json from TestPortalLayout's measurements")
 
 // layoutWidths are the viewport widths every page is measured at.
 var layoutWidths = []int64{375, 1280}
@@ -196,7 +200,7 @@ func compareLayout(t *testing.T, got []pageLayout) {
 		t.Fatal(err)
 	}
 	raw = append(raw, '\n')
-	if *update {
+	if *updateLayout {
 		if err := os.WriteFile(layoutGolden, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -204,9 +208,9 @@ func compareLayout(t *testing.T, got []pageLayout) {
 	}
 	golden, err := os.ReadFile(layoutGolden)
 	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
+		t.Fatalf("%v (run with -update-layout to write it)", err)
 	}
 	if !bytes.Equal(golden, raw) {
-		t.Errorf("the layout differs from %s (run with -update after checking the screenshots):\n%s", layoutGolden, raw)
+		t.Errorf("the layout differs from %s (run with -update-layout after checking the screenshots):\n%s", layoutGolden, raw)
 	}
 }
