@@ -80,6 +80,15 @@ func (u *portalUser) post(page, action string, fields map[string]string) portalA
 	return u.do("POST", action, form)
 }
 
+// follow is the page a form's 303 sends the user to (post/redirect/get).
+func (u *portalUser) follow(a portalAnswer) portalAnswer {
+	u.t.Helper()
+	if a.status != http.StatusSeeOther {
+		u.t.Fatalf("%d, want 303 to the page that shows what the form did\n%.500s", a.status, a.body)
+	}
+	return u.do("GET", a.header.Get("Location"), nil)
+}
+
 func (u *portalUser) login(password, code string) portalAnswer {
 	u.t.Helper()
 	return u.post("/portal/login", "/portal/login", map[string]string{"email": u.email, "password": password, "totp_code": code})
@@ -324,7 +333,7 @@ func TestPortalUsersAndKeys(t *testing.T) {
 	each(t, func(t *testing.T, p *payd) {
 		m := p.merchant("AUD")["AUD"]
 		admin := p.newPortalUser(t, m.MerchantID, "admin@shop.example", merchant.Admin)
-		a := admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "developer"})
+		a := admin.follow(admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "developer"}))
 		link := regexp.MustCompile(`id="invite-link">([^<]+)<`).FindStringSubmatch(a.body)
 		if a.status != 200 || link == nil {
 			t.Fatalf("add user: %d\n%.500s", a.status, a.body)
@@ -340,7 +349,7 @@ func TestPortalUsersAndKeys(t *testing.T) {
 		if a := newbie.login("a long new password", ""); a.status != http.StatusSeeOther {
 			t.Fatalf("the invited user's sign-in: %d", a.status)
 		}
-		dev := newbie.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD"})
+		dev := newbie.follow(newbie.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD"}))
 		secret := regexp.MustCompile(`id="new-secret">([^<]+)<`).FindStringSubmatch(dev.body)
 		if dev.status != 200 || secret == nil {
 			t.Fatalf("create an app: %d", dev.status)

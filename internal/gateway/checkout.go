@@ -7,6 +7,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/ledger"
+	"payd/internal/merchant"
 	"payd/internal/store"
 )
 
@@ -17,6 +18,8 @@ import (
 type Checkout struct {
 	Payment
 	MerchantName string
+	// Zone is the merchant's time zone, the page's deadline's.
+	Zone *time.Location
 	// Payable: the customer may (still) pay: pending or failed, before expired_at.
 	Payable bool
 	// Now is the time on the merchant's clock (for the card expiry check).
@@ -34,15 +37,15 @@ func (s *Service) Checkout(ctx context.Context, id int64, token string) (Checkou
 	if err != nil {
 		return Checkout{}, err
 	}
-	var name string
-	if err := q.QueryRowContext(ctx, `SELECT name FROM merchants WHERE id = $1`, r.merchantID).Scan(&name); err != nil {
+	var name, zone string
+	if err := q.QueryRowContext(ctx, `SELECT name, timezone FROM merchants WHERE id = $1`, r.merchantID).Scan(&name, &zone); err != nil {
 		return Checkout{}, err
 	}
 	now, err := s.clock.Read(ctx, q, r.merchantID)
 	if err != nil {
 		return Checkout{}, err
 	}
-	return Checkout{Payment: s.view(r), MerchantName: name, Now: now, Payable: payable(r, now)}, nil
+	return Checkout{Payment: s.view(r), MerchantName: name, Zone: merchant.Location(zone), Now: now, Payable: payable(r, now)}, nil
 }
 
 func payable(r row, now time.Time) bool {

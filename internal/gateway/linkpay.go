@@ -21,7 +21,9 @@ import (
 type LinkPage struct {
 	Link
 	MerchantName string
-	Method       LinkMethod
+	// Zone is the merchant's time zone, the page's deadline's.
+	Zone   *time.Location
+	Method LinkMethod
 	// Payable: the customer may (still) pay: pending or failed, before expires_at.
 	Payable bool
 	// Now is the time on the merchant's clock (for the card expiry check).
@@ -50,9 +52,9 @@ func (s *Service) LinkPage(ctx context.Context, uuid, token string) (LinkPage, e
 	if err != nil {
 		return LinkPage{}, err
 	}
-	var name, accountNumber string
-	if err := q.QueryRowContext(ctx, `SELECT m.name, a.account_number FROM merchants m JOIN accounts a ON a.merchant_id = m.id
-		WHERE m.id = $1 AND a.id = $2`, r.merchantID, r.accountID).Scan(&name, &accountNumber); err != nil {
+	var name, accountNumber, zone string
+	if err := q.QueryRowContext(ctx, `SELECT m.name, a.account_number, m.timezone FROM merchants m JOIN accounts a ON a.merchant_id = m.id
+		WHERE m.id = $1 AND a.id = $2`, r.merchantID, r.accountID).Scan(&name, &accountNumber, &zone); err != nil {
 		return LinkPage{}, err
 	}
 	now, err := s.clock.Read(ctx, q, r.merchantID)
@@ -64,7 +66,7 @@ func (s *Service) LinkPage(ctx context.Context, uuid, token string) (LinkPage, e
 		return LinkPage{}, err
 	}
 	m, _ := LookupLinkMethod(r.method)
-	pg := LinkPage{Link: s.linkView(r), MerchantName: name, Method: m, Now: now, Payable: linkPayable(r, now),
+	pg := LinkPage{Link: s.linkView(r), MerchantName: name, Zone: merchant.Location(zone), Method: m, Now: now, Payable: linkPayable(r, now),
 		FrameAncestors: frameAncestors(r.successURL, listed), AccountNumber: accountNumber}
 	if pg.Payable && m.Kind == KindKHQR {
 		if pg.QRString, err = khqrOf(r, name); err != nil {

@@ -1,8 +1,12 @@
 package merchant
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"payd/internal/store"
 )
 
 // A merchant's local-time rules (end of day, 09:00 reports, bare dates in
@@ -31,3 +35,13 @@ func Location(name string) *time.Location {
 
 // LocalDate is t's calendar date in loc.
 func LocalDate(t time.Time, loc *time.Location) string { return t.In(loc).Format(DateLayout) }
+
+// Zone is merchantID's time zone, read from q: the zone its pages show
+// times in.
+func Zone(ctx context.Context, q store.Querier, merchantID string) (*time.Location, error) {
+	var name string
+	if err := q.QueryRowContext(ctx, `SELECT timezone FROM merchants WHERE id = $1`, merchantID).Scan(&name); err != nil {
+		return nil, fmt.Errorf("time zone of merchant %s: %w", merchantID, err)
+	}
+	return Location(name), nil
+}

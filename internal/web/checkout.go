@@ -114,7 +114,7 @@ func (h *checkoutPage) view(ctx context.Context, c gateway.Checkout, token strin
 		Shipping: addressLines(c.OrderDetails.ShippingDetails), Sandbox: c.Payable && h.sandbox,
 		Retry: c.Payable && c.Status == gateway.Failed}
 	if c.Payable {
-		v.ExpiresAt = c.ExpiredAt.T.UTC().Format("2 Jan 2006 15:04 MST")
+		v.ExpiresAt = when(c.Zone, c.ExpiredAt)
 		if h.payid != nil {
 			offer, err := h.payid.OfferPayID(ctx, c)
 			if err != nil {

@@ -108,7 +108,7 @@ func (h *linkPage) view(pg gateway.LinkPage, token string) linkView {
 		v.Card, v.Bank = pg.Method.Kind == gateway.KindCard, pg.Method.Kind == gateway.KindBank
 		v.KHQR = pg.Method.Kind == gateway.KindKHQR && pg.QRString != ""
 		v.Sandbox = h.sandbox
-		v.ExpiresText = pg.ExpiresAt.T.UTC().Format("2 Jan 2006 15:04 MST")
+		v.ExpiresText = when(pg.Zone, pg.ExpiresAt)
 	}
 	v.formTargets = returnOriginsOf(pg.Link)
 	return v

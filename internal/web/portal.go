@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"payd/internal/fault"
 	"payd/internal/input"
@@ -44,7 +45,7 @@ var portalTemplateFS embed.FS
 //go:embed assets/portal.css
 var portalAssetFS embed.FS
 
-var portalTemplates = template.Must(template.ParseFS(portalTemplateFS, "templates/portal/*.html"))
+var portalTemplates = template.Must(template.New("portal").Funcs(timeFuncs).ParseFS(portalTemplateFS, "templates/portal/*.html"))
 
 // Portal cookies.
 const (
@@ -89,6 +90,9 @@ type portalPage struct {
 	Notice, Error string
 	CanCreate     bool
 	Data          any
+	// Zone is the signed-in merchant's time zone, every time's on the
+	// page (the template function when); UTC signed out.
+	Zone *time.Location
 }
 
 // sessionHandler serves a portal route; s is the signed-in user's session
@@ -262,6 +266,13 @@ func portalHeaders(h http.Header) {
 }
 
 func (h *portalPages) render(w http.ResponseWriter, r *http.Request, status int, name string, page portalPage) {
+	if page.User != nil && page.Zone == nil {
+		zone, err := merchant.Zone(r.Context(), h.DB.Read(), page.User.MerchantID)
+		if err != nil {
+			h.log.Error("portal", "path", r.URL.Path, "err", err)
+		}
+		page.Zone = zone
+	}
 	writePage(w, h.log, portalTemplates, name, status, page, portalHeaders)
 }
 

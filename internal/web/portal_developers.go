@@ -25,8 +25,13 @@ func (h *portalPages) developerRoutes() []portalRoute {
 	}
 }
 
+// developersPath is the developers page's path, where a new app's secret
+// key is shown once.
+const developersPath = "/portal/developers"
+
 func (h *portalPages) developers(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	h.developersPage(w, r, s, merchant.NewApp{})
+	f := h.takeFlash(r, s)
+	h.developersPage(w, r, s, merchant.NewApp{AppID: f.Subject, SecretKey: f.Secret})
 }
 
 // developersPage is the page; newApp, just created, shows its secret key
@@ -85,8 +90,8 @@ func (h *portalPages) setEmbedOrigins(w http.ResponseWriter, r *http.Request, s 
 	h.done(w, r, s, h.actions.SetEmbedOrigins(r.Context(), s, list, h.client(r)), "/portal/developers")
 }
 
-// createApp answers with the developers page itself, the only one that
-// shows the new secret key. The form's scopes, expires_at and allowed_ips
+// createApp answers 303 to the developers page, which shows the new secret
+// key on its first view only (post/redirect/get). The form's scopes, expires_at and allowed_ips
 // are read as payd app create reads its flags (CONTRACT §23); left empty
 // the app has every scope, no expiry and any address.
 func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -100,7 +105,7 @@ func (h *portalPages) createApp(w http.ResponseWriter, r *http.Request, s portal
 		h.fail(w, r, s, err)
 		return
 	}
-	h.developersPage(w, r, s, app)
+	h.redirectFlash(w, r, s, portal.Flash{Page: developersPath, Subject: app.AppID, Secret: app.SecretKey}, func() { h.developersPage(w, r, s, app) })
 }
 
 func (h *portalPages) revokeApp(w http.ResponseWriter, r *http.Request, s portal.Session) {

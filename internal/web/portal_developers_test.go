@@ -11,23 +11,36 @@ import (
 	"payd/internal/server/servertest"
 )
 
-// TestPortalApps: a developer creates an app (its secret key shown on that
-// answer only) and revokes it, each audited; the keys work, then do not.
+// TestPortalApps: a developer creates an app and revokes it, each audited;
+// the keys work, then do not. The form answers 303 (post/redirect/get) to
+// the developers page, whose first view shows the secret key; a reload of
+// that page shows it no more and creates nothing: one app was made.
 func TestPortalApps(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant(t, "AUD")["AUD"]
+		ctx := context.Background()
+		before, err := e.Merchants.Apps(ctx, m.MerchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		dev := signedIn(t, e, portalServer(t, e), m.MerchantID, "dev@shop.example", merchant.Developer)
-		a := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD"})
+		created := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD"})
+		if created.status != http.StatusSeeOther || created.header.Get("Location") != "/portal/developers" || strings.Contains(created.body, "sk_") {
+			t.Fatalf("create an app: %d to %q, want 303 to /portal/developers without the secret\n%.500s", created.status, created.header.Get("Location"), created.body)
+		}
+		a := dev.follow(created)
 		appID, secret := between(a.body, "New app <code>", "<"), between(a.body, `id="new-secret">`, "<")
 		if a.status != http.StatusOK || appID == "" || secret == "" {
-			t.Fatalf("create an app: %d\n%.500s", a.status, a.body)
+			t.Fatalf("the page after creating an app: %d\n%.500s", a.status, a.body)
 		}
 		wantAudited(t, e, m.MerchantID, "POST", "/portal/developers/apps")
-		if again := dev.do("GET", "/portal/developers", nil); strings.Contains(again.body, secret) || !strings.Contains(again.body, appID) {
-			t.Error("the developers page shows the new secret again, or not the app")
+		if again := dev.follow(created); strings.Contains(again.body, secret) || strings.Contains(again.body, `id="new-secret"`) || !strings.Contains(again.body, appID) {
+			t.Error("a reload of the developers page shows the new secret again, or not the app")
 		}
-		ctx := context.Background()
+		if after, _ := e.Merchants.Apps(ctx, m.MerchantID); len(after) != len(before)+1 {
+			t.Errorf("%d apps after one form and two views, %d before: want one more", len(after), len(before))
+		}
 		if _, err := e.Merchants.Authenticate(ctx, appID, secret); err != nil {
 			t.Fatalf("the new app's keys: %v", err)
 		}
@@ -51,8 +64,8 @@ func TestPortalScopedApp(t *testing.T) {
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
 		m := e.Merchant(t, "AUD")["AUD"]
 		dev := signedIn(t, e, portalServer(t, e), m.MerchantID, "dev@shop.example", merchant.Developer)
-		a := dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD", "scopes": "payouts:write, balances:read",
-			"expires_at": "2099-01-31T00:00:00Z", "allowed_ips": "127.0.0.1"})
+		a := dev.follow(dev.post("/portal/developers", "/portal/developers/apps", map[string]string{"currency": "AUD", "scopes": "payouts:write, balances:read",
+			"expires_at": "2099-01-31T00:00:00Z", "allowed_ips": "127.0.0.1"}))
 		appID, secret := between(a.body, "New app <code>", "<"), between(a.body, `id="new-secret">`, "<")
 		if a.status != http.StatusOK || appID == "" || secret == "" {
 			t.Fatalf("create a scoped app: %d\n%.500s", a.status, a.body)
@@ -62,7 +75,7 @@ func TestPortalScopedApp(t *testing.T) {
 			t.Errorf("the app's access: %+v (%v)", p.Access, err)
 		}
 		page := html.UnescapeString(dev.do("GET", "/portal/developers", nil).body)
-		for _, want := range []string{"balances:read, payouts:write", "2099-01-31 00:00 UTC", "127.0.0.1/32"} {
+		for _, want := range []string{"balances:read, payouts:write", "2099-01-31 11:00 AEDT", "127.0.0.1/32"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the apps list lacks %q", want)
 			}

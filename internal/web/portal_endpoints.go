@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +40,13 @@ type endpointsData struct {
 	Secret, SecretOf string
 }
 
+// endpointsPath is the endpoints page's path, where a new or rotated
+// secret is shown once.
+const endpointsPath = "/portal/developers/endpoints"
+
 func (h *portalPages) endpoints(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	h.endpointsPage(w, r, s, http.StatusOK, endpointsData{})
+	f := h.takeFlash(r, s)
+	h.endpointsPage(w, r, s, http.StatusOK, endpointsData{Secret: f.Secret, SecretOf: f.Subject})
 }
 
 func (h *portalPages) endpointsPage(w http.ResponseWriter, r *http.Request, s portal.Session, status int, d endpointsData) {
@@ -72,7 +78,14 @@ func (h *portalPages) createEndpoint(w http.ResponseWriter, r *http.Request, s p
 		h.fail(w, r, s, err)
 		return
 	}
-	h.endpointsPage(w, r, s, http.StatusCreated, endpointsData{Secret: ep.Secret, SecretOf: ep.ID})
+	h.showSecret(w, r, s, endpointsData{Secret: ep.Secret, SecretOf: ep.ID})
+}
+
+// showSecret answers 303 to the endpoints page, which shows d's secret on
+// its first view only (post/redirect/get).
+func (h *portalPages) showSecret(w http.ResponseWriter, r *http.Request, s portal.Session, d endpointsData) {
+	h.redirectFlash(w, r, s, portal.Flash{Page: endpointsPath, Subject: d.SecretOf, Secret: d.Secret},
+		func() { h.endpointsPage(w, r, s, http.StatusOK, d) })
 }
 
 func (h *portalPages) rotateEndpoint(w http.ResponseWriter, r *http.Request, s portal.Session) {
@@ -81,7 +94,7 @@ func (h *portalPages) rotateEndpoint(w http.ResponseWriter, r *http.Request, s p
 		h.fail(w, r, s, err)
 		return
 	}
-	h.endpointsPage(w, r, s, http.StatusOK, endpointsData{Secret: rs.Secret, SecretOf: rs.ID})
+	h.showSecret(w, r, s, endpointsData{Secret: rs.Secret, SecretOf: rs.ID})
 }
 
 func (h *portalPages) endpointStatus(status webhook.EndpointStatus) sessionHandler {
@@ -92,7 +105,7 @@ func (h *portalPages) endpointStatus(status webhook.EndpointStatus) sessionHandl
 
 // endpoint is one endpoint's page: its delivery log and the replay form.
 func (h *portalPages) endpoint(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	h.endpointPage(w, r, s, http.StatusOK, "")
+	h.endpointPage(w, r, s, http.StatusOK, h.takeFlash(r, s).Notice)
 }
 
 func (h *portalPages) endpointPage(w http.ResponseWriter, r *http.Request, s portal.Session, status int, notice string) {
@@ -123,7 +136,9 @@ func (h *portalPages) replayEvents(w http.ResponseWriter, r *http.Request, s por
 		var res webhook.Replayed
 		res, err = h.actions.ReplayEvents(r.Context(), s, rp, h.client(r))
 		if err == nil {
-			h.endpointPage(w, r, s, http.StatusAccepted, plural(res.Queued, "event")+" queued again for this endpoint.")
+			notice := plural(res.Queued, "event") + " queued again for this endpoint."
+			h.redirectFlash(w, r, s, portal.Flash{Page: endpointsPath + "/" + url.PathEscape(rp.EndpointID), Notice: notice},
+				func() { h.endpointPage(w, r, s, http.StatusOK, notice) })
 			return
 		}
 	}

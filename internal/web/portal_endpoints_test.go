@@ -36,9 +36,10 @@ func TestPortalEndpoints(t *testing.T) {
 			t.Errorf("the developers page does not link the endpoints: %d", a.status)
 		}
 
-		a := dev.post(page, page, map[string]string{"url": "http://127.0.0.1:9/hooks", "enabled_events": "payin.*, payout.completed", "description": "shop"})
+		created := dev.post(page, page, map[string]string{"url": "http://127.0.0.1:9/hooks", "enabled_events": "payin.*, payout.completed", "description": "shop"})
+		a := dev.follow(created)
 		m1 := endpointSecret.FindStringSubmatch(a.body)
-		if a.status != http.StatusCreated || m1 == nil {
+		if a.status != http.StatusOK || m1 == nil {
 			t.Fatalf("create: %d\n%.800s", a.status, a.body)
 		}
 		secret := m1[1]
@@ -48,11 +49,14 @@ func TestPortalEndpoints(t *testing.T) {
 			t.Fatalf("endpoints = %+v, %v", list, err)
 		}
 		id := list[0].ID
-		if again := dev.do("GET", page, nil); again.status != http.StatusOK || strings.Contains(html.UnescapeString(again.body), secret) || !strings.Contains(again.body, id) {
-			t.Errorf("the page shows the secret again, or not the endpoint: %d", again.status)
+		if again := dev.follow(created); again.status != http.StatusOK || strings.Contains(html.UnescapeString(again.body), secret) || !strings.Contains(again.body, id) {
+			t.Errorf("a reload shows the secret again, or not the endpoint: %d", again.status)
+		}
+		if list, _ := e.Webhooks.Endpoints(context.Background(), m.MerchantID); len(list) != 1 {
+			t.Errorf("%d endpoints after one form and two views, want 1", len(list))
 		}
 
-		a = dev.post(page, page+"/"+id+"/rotate", nil)
+		a = dev.follow(dev.post(page, page+"/"+id+"/rotate", nil))
 		m2 := endpointSecret.FindStringSubmatch(a.body)
 		if a.status != http.StatusOK || m2 == nil || m2[1] == secret {
 			t.Fatalf("rotate: %d\n%.800s", a.status, a.body)
@@ -84,9 +88,12 @@ func TestPortalEndpoints(t *testing.T) {
 			t.Errorf("the delivery log lacks the event:\n%.1500s", body)
 		}
 		day := e.Clock.Now().In(merchant.Location("Australia/Sydney")).Format("2006-01-02")
-		a = dev.post(page+"/"+id, page+"/"+id+"/replay", map[string]string{"from_date": day, "to_date": day, "types": "payin.*"})
-		if a.status != http.StatusAccepted || !strings.Contains(a.body, "1 event queued again") {
+		replayed := dev.post(page+"/"+id, page+"/"+id+"/replay", map[string]string{"from_date": day, "to_date": day, "types": "payin.*"})
+		if a := dev.follow(replayed); a.status != http.StatusOK || !strings.Contains(a.body, "1 event queued again") {
 			t.Errorf("replay: %d\n%.1500s", a.status, a.body)
+		}
+		if a := dev.follow(replayed); strings.Contains(a.body, "queued again") {
+			t.Error("a reload of the endpoint's page says the replay again")
 		}
 		wantAudited(t, e, m.MerchantID, "POST", page+"/{id}/replay")
 		if a := dev.post(page+"/"+id, page+"/"+id+"/replay", map[string]string{"from_date": "someday", "to_date": day}); a.status != http.StatusUnprocessableEntity {

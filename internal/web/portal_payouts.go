@@ -1,6 +1,8 @@
 package web
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,11 +73,89 @@ func (h *portalPages) payout(w http.ResponseWriter, r *http.Request, s portal.Se
 		h.fail(w, r, s, err)
 		return
 	}
-	canDecide := po.Status == payout.Held && h.actions.MayDecide(r.Context(), s, po.UUID) == nil && !approvedBy(po.Approval.Approvals, s.Email)
-	page := h.page(s, "Payout "+po.UUID, map[string]any{"Payout": po, "CanDecide": canDecide})
+	d := payoutData{Payout: po, Recipients: recipientsOf(po)}
+	if po.Status == payout.Held {
+		d.CanDecide, d.Waiting = h.decision(r, s, po)
+	}
+	page := h.page(s, "Payout "+po.UUID, d)
 	// Only the page's own notices are shown: a link cannot put words on it.
 	page.Notice = decisionNotices[r.URL.Query().Get("done")]
 	h.render(w, r, http.StatusOK, "payout", page)
+}
+
+// payoutData is a payout's page: the payout, who its transactions pay, and,
+// while it is held, the decision forms or why this user is not offered them.
+type payoutData struct {
+	Payout     payout.Payout
+	Recipients []recipient
+	CanDecide  bool
+	// Waiting says who must decide when the user may not (a held payout).
+	Waiting string
+}
+
+// decision is whether s is offered the decision forms of the held payout
+// po and, when not, who must decide: an approver sees exactly what they
+// approve, and the maker is told another approver must decide rather than
+// shown nothing.
+func (h *portalPages) decision(r *http.Request, s portal.Session, po payout.Payout) (canDecide bool, waiting string) {
+	var made, approved bool
+	if po.Approval != nil {
+		made, approved = po.Approval.CreatedBy == s.Email, approvedBy(po.Approval.Approvals, s.Email)
+	}
+	switch {
+	case made:
+		return false, "You made this payout: another approver must decide."
+	case approved:
+		return false, "You approved this payout: another approver must decide."
+	case h.actions.MayDecide(r.Context(), s, po.UUID) != nil:
+		return false, "Waiting for a decision: an admin or finance user other than its maker must decide."
+	}
+	return true, ""
+}
+
+// recipient is who one transaction of a payout pays, as its page shows it.
+type recipient struct {
+	payout.Transaction
+	Name string
+	// Fields are the method's parameters, in the method's order, then any
+	// other parameter the transaction carries, by name.
+	Fields []recipientField
+}
+
+// recipientField is one payout method parameter of a recipient.
+type recipientField struct{ Label, Value string }
+
+// recipientLabels are the short names of the parameters a recipient is
+// read by; any other is its parameter name.
+var recipientLabels = map[string]string{"bsb": "BSB", "account_number": "Account", "account_name": "Account name", "pay_id": "PayID",
+	"pay_id_type": "PayID type", "swift_code": "SWIFT/BIC", "bank_code": "Bank", "branch_code": "Branch", "account_type": "Account type"}
+
+func recipientsOf(po payout.Payout) []recipient {
+	var order []string
+	if m, err := payout.Lookup(po.PayoutMethodName); err == nil {
+		for _, p := range m.Params {
+			order = append(order, p.Name)
+		}
+	}
+	out := make([]recipient, 0, len(po.PayoutTransactions))
+	for _, tx := range po.PayoutTransactions {
+		rc := recipient{Transaction: tx, Name: strings.TrimSpace(tx.FirstName + " " + tx.LastName)}
+		names := slices.Sorted(maps.Keys(tx.PayoutMethodParams))
+		names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(order, n) })
+		for _, n := range append(slices.Clone(order), names...) {
+			v, ok := tx.PayoutMethodParams[n]
+			if !ok {
+				continue
+			}
+			label := recipientLabels[n]
+			if label == "" {
+				label = n
+			}
+			rc.Fields = append(rc.Fields, recipientField{Label: label, Value: fmt.Sprint(v)})
+		}
+		out = append(out, rc)
+	}
+	return out
 }
 
 // approvedBy reports whether the user of email is among steps: a user who

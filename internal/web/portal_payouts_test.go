@@ -65,6 +65,9 @@ func TestPortalPayoutDecisions(t *testing.T) {
 				t.Errorf("%s: %d, decision forms shown = %v, want %v", tt.name, a.status, !tt.want, tt.want)
 			}
 		}
+		if a := maker.do("GET", page, nil); !strings.Contains(a.body, `id="waiting">You made this payout: another approver must decide.`) {
+			t.Errorf("the maker's page does not say another approver must decide:\n%.1500s", a.body)
+		}
 		if a := maker.post(page, page+"/approve", nil); a.status != http.StatusForbidden || !strings.Contains(a.body, "creator") {
 			t.Errorf("the maker's approval: %d, want 403\n%.300s", a.status, a.body)
 		}
@@ -153,6 +156,61 @@ func TestPortalPayoutList(t *testing.T) {
 				if a.status != http.StatusOK || strings.Contains(a.body, uuid) != tt.lists || strings.Contains(a.body, `href="/portal/payouts/new"`) != tt.new {
 					t.Errorf("GET %s: %d, lists %v (want %v), offers the form %v (want %v)", tt.path, a.status,
 						strings.Contains(a.body, uuid), tt.lists, strings.Contains(a.body, `href="/portal/payouts/new"`), tt.new)
+				}
+			})
+		}
+	})
+}
+
+// TestPortalPayoutRecipients: a held payout's page shows whom each
+// transaction pays, as the approver approves it: the name and email, the
+// method's fields in the method's order (BSB, account, account name; a
+// PayID and its type), the amount and fee in the currency's minor units
+// and the external_id, for every transaction.
+func TestPortalPayoutRecipients(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		needsApprovals(t, e, p)
+		ext := func(s string) *string { return &s }
+		bank, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "supplier run", PayoutTransactionDetails: []payout.TransactionRequest{
+				{FirstName: "Jane", LastName: "Doe", Email: "jane@supplier.example", Amount: "10.5", ExternalID: ext("inv-1001"),
+					PayoutMethodParams: map[string]any{"account_name": "Jane Doe Pty Ltd", "bsb": "062000", "account_number": "12345678"}},
+				{FirstName: "Raj", Amount: "7", ExternalID: ext("inv-1002"),
+					PayoutMethodParams: map[string]any{"bsb": "083004", "account_number": "987654", "account_name": "R Patel"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		payid, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_payid_npp_aud",
+			Description: "refund run", PayoutTransactionDetails: []payout.TransactionRequest{{FirstName: "Mia", Amount: "3",
+				PayoutMethodParams: map[string]any{"pay_id": "mia@example.com", "pay_id_type": "EMAIL"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		tests := []struct {
+			name, uuid string
+			want       []string
+		}{
+			{"bank transfers", bank.UUID, []string{
+				`<td class="recipient">Jane Doe<br>jane@supplier.example</td>`,
+				`<dt>BSB</dt><dd>062000</dd><dt>Account</dt><dd>12345678</dd><dt>Account name</dt><dd>Jane Doe Pty Ltd</dd>`,
+				`<td class="amount">10.50 AUD</td><td class="amount">0.50 AUD</td><td class="id">inv-1001</td>`,
+				`<td class="recipient">Raj</td>`,
+				`<dt>BSB</dt><dd>083004</dd><dt>Account</dt><dd>987654</dd><dt>Account name</dt><dd>R Patel</dd>`,
+				`<td class="amount">7.00 AUD</td><td class="amount">0.50 AUD</td><td class="id">inv-1002</td>`,
+				`id="approve"`}},
+			{"a PayID", payid.UUID, []string{`<td class="recipient">Mia</td>`, `<dt>PayID</dt><dd>mia@example.com</dd><dt>PayID type</dt><dd>EMAIL</dd>`,
+				`<td class="amount">3.00 AUD</td><td class="amount">0.30 AUD</td><td class="id"></td>`, `id="approve"`}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				a := finance.do("GET", "/portal/payouts/"+tt.uuid, nil)
+				for _, want := range tt.want {
+					if !strings.Contains(a.body, want) {
+						t.Errorf("%d: the page lacks %s\n%.3000s", a.status, want, a.body)
+					}
 				}
 			})
 		}

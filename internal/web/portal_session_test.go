@@ -67,7 +67,7 @@ func TestPortalInvitation(t *testing.T) {
 		m := e.Merchant(t, "AUD")["AUD"]
 		srv := portalServer(t, e)
 		admin := signedIn(t, e, srv, m.MerchantID, "admin@shop.example", merchant.Admin)
-		a := admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "viewer"})
+		a := admin.follow(admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "viewer"}))
 		link := strings.TrimPrefix(between(a.body, `id="invite-link">`, "<"), srv.URL)
 		if a.status != http.StatusOK || !strings.HasPrefix(link, "/portal/invite/") {
 			t.Fatalf("add a user: %d, link %q", a.status, link)

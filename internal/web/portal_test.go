@@ -98,6 +98,17 @@ func (b *browser) post(page, action string, fields map[string]string) answer {
 	return b.do("POST", action, form)
 }
 
+// follow is the page a form's 303 sends the browser to (post/redirect/get),
+// or fails the test when a is not a 303.
+func (b *browser) follow(a answer) answer {
+	b.t.Helper()
+	to := a.header.Get("Location")
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(to, "/portal/") {
+		b.t.Fatalf("%d to %q, want 303 to a portal page\n%.500s", a.status, to, a.body)
+	}
+	return b.do("GET", to, nil)
+}
+
 func (b *browser) login(email, pw string) answer {
 	b.t.Helper()
 	return b.post("/portal/login", "/portal/login", map[string]string{"email": email, "password": pw})

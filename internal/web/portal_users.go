@@ -20,8 +20,11 @@ func (h *portalPages) userRoutes() []portalRoute {
 	}
 }
 
+// usersPath is the users page's path, where a new user's link is shown once.
+const usersPath = "/portal/users"
+
 func (h *portalPages) users(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	h.usersPage(w, r, s, "")
+	h.usersPage(w, r, s, h.takeFlash(r, s).Secret)
 }
 
 // usersPage is the list; invite, when set, is the link just made for a new
@@ -42,7 +45,8 @@ func (h *portalPages) addUser(w http.ResponseWriter, r *http.Request, s portal.S
 		h.fail(w, r, s, err)
 		return
 	}
-	h.usersPage(w, r, s, h.base+"/portal/invite/"+token)
+	link := h.base + "/portal/invite/" + token
+	h.redirectFlash(w, r, s, portal.Flash{Page: usersPath, Secret: link}, func() { h.usersPage(w, r, s, link) })
 }
 
 func (h *portalPages) setRole(w http.ResponseWriter, r *http.Request, s portal.Session) {

@@ -20,9 +20,12 @@ func TestPortalUsers(t *testing.T) {
 		srv := portalServer(t, e)
 		admin := signedIn(t, e, srv, m.MerchantID, "admin@shop.example", merchant.Admin)
 		dev := signedIn(t, e, srv, m.MerchantID, "dev@shop.example", merchant.Developer)
-		if a := admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "viewer"}); a.status != http.StatusOK ||
-			!strings.Contains(a.body, "/portal/invite/") {
+		added := admin.post("/portal/users", "/portal/users", map[string]string{"email": "new@shop.example", "role": "viewer"})
+		if a := admin.follow(added); a.status != http.StatusOK || !strings.Contains(a.body, "/portal/invite/") {
 			t.Fatalf("add a user: %d\n%.500s", a.status, a.body)
+		}
+		if a := admin.follow(added); strings.Contains(a.body, "/portal/invite/") {
+			t.Error("a reload of the users page shows the one-time link again")
 		}
 		wantAudited(t, e, m.MerchantID, "POST", "/portal/users")
 		ids := map[string]string{}
