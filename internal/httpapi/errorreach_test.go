@@ -275,6 +275,7 @@ var unreachableErrors = map[string]string{
 	"POST /v2/disputes/accept INSUFFICIENT_FUNDS 422":          disputePosts,
 	"POST /v2/sandbox/disputes INSUFFICIENT_FUNDS 422":         disputePosts,
 	"POST /v2/sandbox/disputes/resolve INSUFFICIENT_FUNDS 422": disputePosts,
+	"POST /v2/sandbox/disputes ALREADY_EXISTS 409":             "the sandbox's own gateway payment has a fresh random order_id",
 }
 
 const disputePosts = "a dispute's ledger posts may take available below zero (ledger.Leg.MayGoNegative), and its outgoing holds what it takes back out"
