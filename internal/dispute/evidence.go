@@ -13,6 +13,7 @@ import (
 	"payd/internal/clock"
 	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/input"
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/store"
@@ -60,8 +61,8 @@ func sniff(data []byte) string {
 
 // CheckText checks one text field's value as the form sent it.
 func CheckText(name, value string) error {
-	if !utf8.ValidString(value) {
-		return fault.Field(name, "must be UTF-8 text")
+	if p := input.Problem(name, value); p != "" {
+		return fault.Field(name, p)
 	}
 	if utf8.RuneCountInString(value) > MaxTextLen {
 		return fault.Field(name, "must be at most "+strconv.Itoa(MaxTextLen)+" characters")

@@ -19,7 +19,9 @@ import (
 
 // FreeText are the members whose text may hold tab, CR and LF (CONTRACT §25):
 // people's words, which may run over lines.
-var FreeText = []string{"description", "remarks", "reason"}
+var FreeText = []string{"description", "remarks", "reason",
+	// a card dispute's evidence (package dispute)
+	"product_description", "customer_communication", "refund_policy", "uncategorized_text"}
 
 // Problem says what is wrong with s as the value of member name (a path such
 // as payout_transaction_details[0].description: its last name decides whether

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"payd/internal/dispute"
 	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/payout"
@@ -23,6 +24,8 @@ type ActionDeps struct {
 	Transfers *transfer.Service
 	// Settlements decides beneficiary changes.
 	Settlements *settlement.Service
+	// Disputes takes the answers to card disputes.
+	Disputes *dispute.Service
 }
 
 // Actions are what a signed-in portal user does to records other services

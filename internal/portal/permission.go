@@ -33,6 +33,9 @@ const (
 	ChangePolicies      Permission = "change approval policies"
 	DecideTransfers     Permission = "decide transfers"
 	DecideBeneficiaries Permission = "decide beneficiary changes"
+	// AnswerDisputes is seeing card disputes and answering them: evidence
+	// and accepting (CONTRACT §22: finance, admin).
+	AnswerDisputes Permission = "answer disputes"
 )
 
 // rolesOf is the one table of which roles are given each permission: admin
@@ -56,6 +59,7 @@ var rolesOf = map[Permission][]merchant.Role{
 	ChangePolicies:      {merchant.Admin},
 	DecideTransfers:     payout.DeciderRoles,
 	DecideBeneficiaries: payout.DeciderRoles,
+	AnswerDisputes:      {merchant.Admin, merchant.Finance},
 }
 
 // Roles are the roles given p, for a page that lists them.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"payd/internal/dispute"
 	"payd/internal/fault"
 	"payd/internal/input"
 	"payd/internal/merchant"
@@ -68,6 +69,7 @@ type PortalDeps struct {
 	Reconcile   *reconcile.Service
 	Policies    *policy.Service
 	Transfers   *transfer.Service
+	Disputes    *dispute.Service
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
@@ -151,7 +153,7 @@ func (p *Pages) mountPortal() {
 	}
 	h := &portalPages{PortalDeps: p.Portal, log: p.log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL,
 		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
-			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements})}
+			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements, Disputes: p.Portal.Disputes})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
 	for _, rt := range h.routes() {
 		p.mux.HandleFunc(rt.method+" "+rt.path, h.handler(rt))
@@ -177,6 +179,7 @@ func (h *portalPages) routes() []portalRoute {
 	out = append(out, h.transferRoutes()...)
 	out = append(out, h.reconcileRoutes()...)
 	out = append(out, h.exportRoutes()...)
+	out = append(out, h.disputeRoutes()...)
 	return out
 }
 
