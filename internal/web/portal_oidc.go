@@ -156,6 +156,7 @@ func (h *portalPages) ssoCallback(w http.ResponseWriter, r *http.Request, _ port
 
 // Refusals of the identity provider's answer.
 var (
+	errSSOBrowser  = fault.New(fault.Unauthenticated, portal.CodeSSORefused, "this single sign-on was not started in this browser: start again")
 	errSSODenied   = fault.New(fault.Unauthenticated, portal.CodeSSORefused, "the identity provider did not sign you in")
 	errSSOExchange = fault.New(fault.Unauthenticated, portal.CodeSSORefused, "the identity provider did not accept this sign-in: start again")
 	errSSOToken    = fault.New(fault.Unauthenticated, portal.CodeSSORefused, "the identity provider's ID token is not valid for payd")
@@ -164,15 +165,11 @@ var (
 )
 
 // ssoIdentity is who the callback's ID token says signed in, once the
-// state is this browser's and unused, the code exchanged with its PKCE
-// verifier, the token verified and its nonce the sign-in's.
+// state is this browser's and unused, and the token the identity
+// provider's for this sign-in (ssoVerify).
 func (h *portalPages) ssoIdentity(r *http.Request) (portal.Identity, error) {
 	q := r.URL.Query()
-	state := q.Get("state")
-	if c, err := r.Cookie(ssoStateCookie); err != nil || !portal.CSRFMatches(c.Value, state) {
-		return portal.Identity{}, portal.ErrSSOState
-	}
-	nonce, verifier, err := h.Portal.TakeOIDC(r.Context(), state)
+	nonce, verifier, err := h.ssoState(r)
 	if err != nil {
 		return portal.Identity{}, err
 	}
@@ -185,26 +182,50 @@ func (h *portalPages) ssoIdentity(r *http.Request) (portal.Identity, error) {
 		h.log.Warn("portal single sign-on", "err", err)
 		return portal.Identity{}, errSSOUnavailable
 	}
-	ctx, cancel := context.WithTimeout(h.sso.ctx(r.Context()), idpTimeout)
+	idToken, err := h.ssoVerify(r.Context(), p, q.Get("code"), verifier, nonce)
+	if err != nil {
+		return portal.Identity{}, err
+	}
+	return h.ssoClaims(idToken, h.client(r))
+}
+
+// ssoState takes the callback's state, once: it must be the one this
+// browser's cookie holds (else another site sent the browser here with its
+// own sign-in: login CSRF) and still kept by the portal service (else it
+// was used, or has expired).
+func (h *portalPages) ssoState(r *http.Request) (nonce, verifier string, err error) {
+	state := r.URL.Query().Get("state")
+	if c, err := r.Cookie(ssoStateCookie); err != nil || !portal.CSRFMatches(c.Value, state) {
+		return "", "", errSSOBrowser
+	}
+	return h.Portal.TakeOIDC(r.Context(), state)
+}
+
+// ssoVerify exchanges code with its PKCE verifier and verifies the ID token
+// that comes back: issuer, audience (payd's client id), expiry and
+// signature (the provider's JWKS) by go-oidc, then the nonce of the
+// sign-in, which ties the token to this browser's request.
+func (h *portalPages) ssoVerify(ctx context.Context, p *oidc.Provider, code, verifier, nonce string) (*oidc.IDToken, error) {
+	ctx, cancel := context.WithTimeout(h.sso.ctx(ctx), idpTimeout)
 	defer cancel()
-	tok, err := h.sso.oauth(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
+	tok, err := h.sso.oauth(p).Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		h.log.Warn("portal single sign-on: code exchange", "err", err)
-		return portal.Identity{}, errSSOExchange
+		return nil, errSSOExchange
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idToken, err := p.Verifier(&oidc.Config{ClientID: h.sso.ClientID}).Verify(ctx, raw)
 	var expired *oidc.TokenExpiredError
 	switch {
 	case errors.As(err, &expired):
-		return portal.Identity{}, errSSOExpired
+		return nil, errSSOExpired
 	case err != nil:
 		h.log.Warn("portal single sign-on: ID token", "err", err)
-		return portal.Identity{}, errSSOToken
+		return nil, errSSOToken
 	case !portal.CSRFMatches(nonce, idToken.Nonce):
-		return portal.Identity{}, errSSONonce
+		return nil, errSSONonce
 	}
-	return h.ssoClaims(idToken, h.client(r))
+	return idToken, nil
 }
 
 // ssoClaims reads the email, its verification and the groups of a

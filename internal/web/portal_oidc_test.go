@@ -91,6 +91,10 @@ func TestPortalSSO(t *testing.T) {
 			t.Errorf("the audit log's newest entry: %+v, %v; want a login by oidc", entries, err)
 		}
 
+		// Another browser sent the callback (login CSRF): not its sign-in.
+		if a := ssoGet(t, ssoBrowser(t), idp.LastCallback()); a.status != http.StatusUnauthorized || !strings.Contains(a.body, "not started in this browser") {
+			t.Errorf("a callback without the state's cookie: %d\n%.500s", a.status, a.body)
+		}
 		// The callback again, with the state's cookie as the browser had it.
 		replay := ssoBrowser(t)
 		back, _ := url.Parse(idp.LastCallback())
