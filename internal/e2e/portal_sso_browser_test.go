@@ -166,3 +166,40 @@ func TestPortalSSOLink(t *testing.T) {
 		})
 	})
 }
+
+// TestPortalSSOProviderDown: payd starts while the identity provider is
+// down (it is discovered at the first sign-in, not at start); a sign-in
+// then is the sign-in page saying so (503), with the password form, and
+// the next one, once the provider is back, goes through.
+func TestPortalSSOProviderDown(t *testing.T) {
+	t.Parallel()
+	idp := oidctest.New(t, "payd-portal", "client-secret")
+	each(t, func(t *testing.T, p *payd) {
+		idp.SetDown(true)
+		c := &http.Client{Timeout: 30 * time.Second}
+		res, err := c.Get(p.root + "/portal/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "single sign-on is unavailable") || !strings.Contains(string(body), `name="password"`) {
+			t.Errorf("a sign-in while the identity provider is down: %d\n%.800s", res.StatusCode, body)
+		}
+		idp.SetDown(false)
+		// Not followed: the answer is the redirect to the provider.
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		res, err = c.Get(p.root + "/portal/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusFound || !strings.HasPrefix(loc, idp.URL+"/authorize?") ||
+			!strings.Contains(loc, "code_challenge_method=S256") || !strings.Contains(loc, "nonce=") {
+			t.Errorf("a sign-in once the identity provider is back: %d to %q", res.StatusCode, loc)
+		}
+	}, func(c *server.Config) {
+		idp.SetDown(true) // down before payd starts
+		withOIDC(idp)(c)
+	})
+}
