@@ -46,7 +46,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	feedPoll := f.setting("feed-poll", "PAYD_FEED_POLL", "30s", "how often the bank feeds' inboxes are read (1s to 24h)")
 	eventRetention := f.setting("event-retention", "PAYD_EVENT_RETENTION", "720h", "how long GET /v2/events keeps events (1h to 8760h; default 30 days)")
+	oidcFlags := f.oidc()
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	sso, err := oidcFlags.config()
+	if err != nil {
 		return err
 	}
 	retention, err := time.ParseDuration(*eventRetention)
@@ -89,6 +94,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
 		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll, EventRetention: retention,
+		OIDC: sso,
 	})
 	if err != nil {
 		return err

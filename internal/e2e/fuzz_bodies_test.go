@@ -39,7 +39,7 @@ var countedTables = []string{
 	"contacts", "customers", "kyc_submissions", "kyc_documents", "verification_messages", "verification_tokens",
 	"jobs", "idempotency_keys", "global_keys",
 	"payids", "payment_requests", "static_payids", "static_payid_payments",
-	"portal_sessions", "portal_login_failures", "portal_invites", "audit_log",
+	"portal_sessions", "portal_login_failures", "portal_oidc_logins", "portal_invites", "audit_log",
 	"settlement_configs", "settlements", "gateway_payments", "treasury_submissions", "transfers", "payin_links",
 	"reports", "report_signing_keys",
 	"rails", "rail_methods", "bank_files", "operator_audit",

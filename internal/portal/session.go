@@ -198,25 +198,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 				return ErrBadLogin
 			}
 		}
-		at, err := s.clock.Read(ctx, tx, u.MerchantID)
-		if err != nil {
-			return err
-		}
-		// Sessions of this user that have ended are dropped here, so the
-		// table keeps only live ones and the ones about to end.
-		if err := endSessions(ctx, tx, u.MerchantID, `user_id = $2 AND (last_seen_at <= $3 OR created_at <= $4)`,
-			u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
-			return err
-		}
-		// The token's 256 random bits do not collide: its claim is sent, not asked.
-		if err := store.SendKey(ctx, tx, store.KeyPortalSession, hashToken(sess.Token), u.MerchantID); err != nil {
-			return err
-		}
-		if err := tx.Send(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, created_at, last_seen_at)
-			VALUES ($1, $2, $3, $4, $5, $5)`, hashToken(sess.Token), u.MerchantID, u.ID, sess.CSRF, at.UnixMilli()); err != nil {
-			return err
-		}
-		return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: AuditLogin, Subject: u.Email, Client: c.Client, At: at})
+		return s.openSession(ctx, tx, sess, "", "method "+MethodPassword, c.Client)
 	})
 	if errors.Is(err, ErrBadLogin) {
 		return Session{}, 0, err
@@ -225,6 +207,32 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, time.Durat
 		return Session{}, 0, fmt.Errorf("sign in: %w", err)
 	}
 	return sess, 0, nil
+}
+
+// openSession writes sess in tx with its login entry in the audit log
+// (detail names the sign-in's method). role is the session's own role
+// (single sign-on's mapped one), "" for the user's.
+func (s *Service) openSession(ctx context.Context, tx *store.Tx, sess Session, role merchant.Role, detail, client string) error {
+	u := sess.User
+	at, err := s.clock.Read(ctx, tx, u.MerchantID)
+	if err != nil {
+		return err
+	}
+	// Sessions of this user that have ended are dropped here, so the
+	// table keeps only live ones and the ones about to end.
+	if err := endSessions(ctx, tx, u.MerchantID, `user_id = $2 AND (last_seen_at <= $3 OR created_at <= $4)`,
+		u.ID, at.Add(-IdleTimeout).UnixMilli(), at.Add(-AbsoluteTimeout).UnixMilli()); err != nil {
+		return err
+	}
+	// The token's 256 random bits do not collide: its claim is sent, not asked.
+	if err := store.SendKey(ctx, tx, store.KeyPortalSession, hashToken(sess.Token), u.MerchantID); err != nil {
+		return err
+	}
+	if err := tx.Send(ctx, `INSERT INTO portal_sessions (token_hash, merchant_id, user_id, csrf_token, role, created_at, last_seen_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, hashToken(sess.Token), u.MerchantID, u.ID, sess.CSRF, string(role), at.UnixMilli()); err != nil {
+		return err
+	}
+	return Audit(ctx, tx, Entry{MerchantID: u.MerchantID, Actor: u.Email, Action: AuditLogin, Subject: u.Email, Detail: detail, Client: client, At: at})
 }
 
 // failed counts a failed sign-in for email and says how long to hold the
@@ -272,13 +280,14 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 		var sess Session
 		var created, seen int64
 		var totp string
+		var sessionRole merchant.Role
 		var disabled *int64
 		merchantID, err := store.KeyOwner(ctx, tx, store.KeyPortalSession, hashToken(token))
 		if err == nil {
-			err = tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
+			err = tx.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, s.role, u.totp_secret, u.disabled_at, s.csrf_token, s.created_at, s.last_seen_at
 				FROM portal_sessions s JOIN users u ON u.merchant_id = s.merchant_id AND u.id = s.user_id WHERE s.merchant_id = $1 AND s.token_hash = $2`,
 				merchantID, hashToken(token)).
-				Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &totp, &disabled, &sess.CSRF, &created, &seen)
+				Scan(&sess.ID, &sess.MerchantID, &sess.Email, &sess.Role, &sessionRole, &totp, &disabled, &sess.CSRF, &created, &seen)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return Session{}, errExpired
@@ -301,6 +310,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 			return Session{}, err
 		}
 		sess.Token, sess.HasTOTP = token, totp != ""
+		if sessionRole != "" {
+			// Single sign-on's role from the identity provider's groups.
+			sess.Role = sessionRole
+		}
 		return sess, nil
 	})
 }

@@ -91,6 +91,9 @@ type Config struct {
 	// (tests shorten them): how long an endpoint's deliveries may fail
 	// before it is disabled, how often an idle event stream says so.
 	WebhookDisableAfter, StreamHeartbeat time.Duration
+	// OIDC, when set, adds the portal's sign-in by OpenID Connect
+	// (--oidc-issuer and the rest, CONTRACT §23).
+	OIDC *web.OIDC
 }
 
 // Server is a running payd's parts.
@@ -256,7 +259,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		Policy: policy, Cards: cards, PayIDs: s.PayIDs, PublicURL: cfg.PublicURL, LinkKey: linkKey})
 	s.Disputes = dispute.NewService(dispute.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Webhooks: s.Webhooks, Gateway: s.Gateway})
 	s.Pages = web.New(web.Deps{Sandbox: cfg.Env == httpapi.Sandbox, Log: cfg.Log, PublicURL: cfg.PublicURL, Contacts: s.Contacts, Payins: s.Payins,
-		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, Reconcile: s.Reconcile, Policies: s.Policies, Transfers: s.Transfers, Disputes: s.Disputes, DB: db, Trust: cfg.TrustedProxies}})
+		Gateway: s.Gateway, CheckoutPayID: s.Gateway, Portal: web.PortalDeps{Portal: s.Portal, Merchants: s.Merchants, Payouts: s.Payouts, Payins: s.Payins, Webhooks: s.Webhooks, Settlements: s.Settlements, Reports: s.Reports, Reconcile: s.Reconcile, Policies: s.Policies, Transfers: s.Transfers, Disputes: s.Disputes, DB: db, Trust: cfg.TrustedProxies, OIDC: cfg.OIDC}})
 	s.registerGauges()
 	s.API = httpapi.New(httpapi.Deps{
 		Env: cfg.Env, PublicURL: cfg.PublicURL, DB: db, Clock: cfg.Clock, MerchantClock: merchantClock, Log: cfg.Log, Metrics: s.Metrics,

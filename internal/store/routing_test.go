@@ -20,7 +20,7 @@ import (
 // read), Citus's and SQLite's (payd copy's).
 var globalTables = map[string]bool{
 	"merchants": true, "secrets": true, "schema_migrations": true,
-	"auth_failures": true, "portal_login_failures": true, "report_signing_keys": true,
+	"auth_failures": true, "portal_login_failures": true, "portal_oidc_logins": true, "report_signing_keys": true,
 	"global_keys": true,
 	"pg_class":    true, "pg_extension": true, "pg_stat_user_tables": true, "pg_constraint": true, "pg_depend": true,
 	"pg_attribute": true, "pg_namespace": true, "pg_tables": true, "information_schema": true, "pg_dist_partition": true,

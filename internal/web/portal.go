@@ -73,6 +73,8 @@ type PortalDeps struct {
 	DB          *store.DB
 	// Trust finds the client's address behind trusted proxies (the audit log's "from").
 	Trust proxy.Trust
+	// OIDC, when set, adds sign-in by OpenID Connect (portal_oidc.go).
+	OIDC *OIDC
 }
 
 type portalPages struct {
@@ -82,6 +84,8 @@ type portalPages struct {
 	log     *slog.Logger
 	secure  bool // Secure cookies: the public URL is https
 	base    string
+	// sso is the identity provider of single sign-on; nil when it is not set.
+	sso *ssoClient
 }
 
 // portalPage is every page's template data.
@@ -152,6 +156,7 @@ func (p *Pages) mountPortal() {
 		return
 	}
 	h := &portalPages{PortalDeps: p.Portal, log: p.log, secure: strings.HasPrefix(p.PublicURL, "https://"), base: p.PublicURL,
+		sso: newSSOClient(p.Portal.OIDC, p.PublicURL),
 		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
 			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements, Disputes: p.Portal.Disputes})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
@@ -167,6 +172,7 @@ func (p *Pages) mountPortal() {
 func (h *portalPages) routes() []portalRoute {
 	var out []portalRoute
 	out = append(out, h.sessionRoutes()...)
+	out = append(out, h.ssoRoutes()...)
 	out = append(out, h.balanceRoutes()...)
 	out = append(out, h.payoutRoutes()...)
 	out = append(out, h.settlementRoutes()...)

@@ -25,13 +25,27 @@ func (h *portalPages) sessionRoutes() []portalRoute {
 	}
 }
 
-// loginView is the sign-in form's data.
-type loginView struct{ Email string }
+// loginView is the sign-in form's data; SSO shows the link to single
+// sign-on (CONTRACT §23) when it is set.
+type loginView struct {
+	Email string
+	SSO   bool
+}
+
+func (h *portalPages) loginView(email string) loginView {
+	return loginView{Email: email, SSO: h.sso != nil}
+}
 
 func (h *portalPages) loginForm(w http.ResponseWriter, r *http.Request, _ portal.Session) {
+	token := h.setLoginToken(w)
+	h.render(w, r, http.StatusOK, "login", portalPage{Title: "Sign in", CSRF: token, Data: h.loginView("")})
+}
+
+// setLoginToken gives the browser a new sign-in form token and returns it.
+func (h *portalPages) setLoginToken(w http.ResponseWriter) string {
 	token := portal.NewToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCSRFCookie, Value: token, Path: "/portal/", HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
-	h.render(w, r, http.StatusOK, "login", portalPage{Title: "Sign in", CSRF: token, Data: loginView{}})
+	return token
 }
 
 // loginRefused shows the sign-in form again, with the input rule's word on
@@ -41,7 +55,7 @@ func (h *portalPages) loginRefused(w http.ResponseWriter, r *http.Request, _ por
 	if e, ok := fault.As(err); ok {
 		msg = e.Message
 	}
-	h.render(w, r, fault.StatusOf(err), "login", portalPage{Title: "Sign in", CSRF: loginToken(r, portal.Session{}), Error: msg, Data: loginView{}})
+	h.render(w, r, fault.StatusOf(err), "login", portalPage{Title: "Sign in", CSRF: loginToken(r, portal.Session{}), Error: msg, Data: h.loginView("")})
 }
 
 func (h *portalPages) login(w http.ResponseWriter, r *http.Request, _ portal.Session) {
@@ -75,7 +89,7 @@ func (h *portalPages) loginFailed(w http.ResponseWriter, r *http.Request, email 
 	if errors.Is(err, portal.ErrLocked) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(portal.LockFor/time.Second)))
 	}
-	h.render(w, r, fault.StatusOf(err), "login", portalPage{Title: "Sign in", CSRF: loginToken(r, portal.Session{}), Error: e.Message, Data: loginView{email}})
+	h.render(w, r, fault.StatusOf(err), "login", portalPage{Title: "Sign in", CSRF: loginToken(r, portal.Session{}), Error: e.Message, Data: h.loginView(email)})
 }
 
 func (h *portalPages) logout(w http.ResponseWriter, r *http.Request, s portal.Session) {

@@ -25,7 +25,9 @@ import (
 //     payout's hand-over to a rail stays on its merchant's node; migration
 //     0028: inbox_files, inbox_entries and bank_exceptions, written by the
 //     inbox readers beside the merchant's rows an entry changes; migration
-//     0029: feeds and feed_entries, the bank feeds' and their entries').
+//     0029: feeds and feed_entries, the bank feeds' and their entries';
+//     migration 0034: portal_oidc_logins, single sign-on's sign-ins under
+//     way, before any merchant is known).
 //     (The job queue did until migration 0023 keyed it by merchant: a
 //     transaction that enqueued a job committed in two phases.)
 //
