@@ -421,3 +421,57 @@ func startStoppable(t *testing.T, dsn string) (*payd, func()) {
 	t.Cleanup(stop)
 	return &payd{t: t, srv: srv, base: root + "/api", root: root}, stop
 }
+
+// TestDisputeOverdrawnRefusals: while a lost dispute's fee keeps available
+// below zero, a payout, an external transfer and an on-demand settlement
+// are 422 INSUFFICIENT_FUNDS and change nothing, and an end-of-day
+// settlement makes no record that day (CONTRACT §25); once money covers
+// it, a payout goes through again.
+func TestDisputeOverdrawnRefusals(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		tre, err := p.srv.Merchants.OpenTreasury(context.Background(), m.MerchantID, "AUD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := p.paidGateway(t, m, "O-1", "10.00", "4242424242424242", "http://127.0.0.1:9/hooks")
+		in := p.post("/v2/transfers", m, map[string]any{"amount": "4", "description": "to treasury", "treasury_account_id": tre.PublicID})
+		want(t, in, 201)
+		want(t, p.post("/v2/transfers/simulate", m, map[string]any{"uuid": str(in.JSON(t), "uuid"), "status": "completed"}), 200)
+		if b := p.treasuryBalance(t, m, tre.PublicID); minorUnits(t, b.Available, "AUD") != 400 {
+			t.Fatalf("treasury after the transfer in: %+v", b)
+		}
+		d := p.openDispute(t, m, map[string]any{"payment_type": "gateway_payment", "payment_id": id})
+		want(t, p.post("/v2/disputes/accept", m, map[string]any{"uuid": str(d, "uuid")}), 200)
+		// 10.00 paid - 4.00 to treasury - 10.00 disputed - 25.00 fee
+		if got := p.balanceOf(m, "AUD").Available.String(); got != "-29.00" {
+			t.Fatalf("available %s, want -29.00", got)
+		}
+		wantError(t, p.post("/v2/transfers", m, map[string]any{"amount": "1", "description": "to treasury", "treasury_account_id": tre.PublicID}), 422, "INSUFFICIENT_FUNDS", "")
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "on_demand", "external_bank_account": audBank}}), 200)
+		wantError(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "1", bsbOK)), 422, "INSUFFICIENT_FUNDS", "")
+		ext := p.post("/v2/transfers", m, map[string]any{"amount": "1", "description": "to my bank", "external_bank_account": audBank})
+		wantError(t, ext, 422, "INSUFFICIENT_FUNDS", "")
+		if !strings.Contains(string(ext.Body), "lost card dispute") {
+			t.Errorf("the treasury's external transfer is refused for another reason: %s", ext.Body)
+		}
+		wantError(t, p.post("/v2/settlements", m, map[string]any{}), 422, "INSUFFICIENT_FUNDS", "")
+
+		want(t, p.do(req{method: "PUT", path: "/v2/settlements/config", as: &m, body: map[string]any{"frequency": "end_of_day", "external_bank_account": audBank}}), 200)
+		p.advance(m, 24*3600)
+		if n := len(p.settlements(m)); n != 0 {
+			t.Errorf("%d end-of-day settlements while available is below zero, want none", n)
+		}
+		if got := p.balanceOf(m, "AUD").Available.String(); got != "-29.00" {
+			t.Errorf("available after the refusals %s, want -29.00", got)
+		}
+		p.fund(m, "100")
+		if got := p.balanceOf(m, "AUD").Available.String(); got != "71.00" {
+			t.Fatalf("available after funding %s, want 71.00", got)
+		}
+		want(t, p.post("/v2/payouts", m, payoutBody("AUD", "au_bank_aud", "10", bsbOK)), 201)
+		want(t, p.post("/v2/transfers", m, map[string]any{"amount": "1", "description": "to my bank", "external_bank_account": audBank}), 201)
+		pinVerifyLedger(t, p)
+	})
+}

@@ -46,6 +46,9 @@ var errorCodes = []errorCode{
 	{codeIPNotAllowed, http.StatusForbidden, "The app's key is not accepted from the client's address (its allowed_ips)."},
 	{portal.CodeLoginFailed, http.StatusUnauthorized, "Portal sign-in: the email or password is wrong."},
 	{portal.CodeTOTPRequired, http.StatusUnauthorized, "Portal sign-in: the authenticator app's code is missing or wrong."},
+	{portal.CodeSSORefused, http.StatusUnauthorized, "Portal single sign-on: the identity provider's answer was refused (a used or expired sign-in, another browser's, an ID token of another audience, expired, or for another sign-in): start again."},
+	{portal.CodeSSORefused, http.StatusForbidden, "Portal single sign-on: the identity provider signed in someone payd does not let in (no verified email, or no invited portal user with it)."},
+	{portal.CodeSSORefused, http.StatusServiceUnavailable, "Portal single sign-on: the identity provider could not be reached; try again, or sign in with the password."},
 	{report.CodeLinkInvalid, http.StatusForbidden, "The report file link is not valid: wrong signature, or expired."},
 
 	// Reading the request.

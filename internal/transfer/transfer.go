@@ -208,6 +208,11 @@ func (s *Service) Create(ctx context.Context, tx *store.Tx, p merchant.Principal
 	if err := ledger.LockAccount(ctx, tx, p.MerchantID, from.ID, currency); err != nil {
 		return Transfer{}, err
 	}
+	if r.ExternalBankAccount != nil {
+		if err := s.notOverdrawn(ctx, tx, p.MerchantID, currency); err != nil {
+			return Transfer{}, err
+		}
+	}
 	balances, err := ledger.Balances(ctx, tx, p.MerchantID, string(from.Kind), currency)
 	if err != nil {
 		return Transfer{}, err
@@ -302,6 +307,30 @@ func (s *Service) released(ctx context.Context, tx *store.Tx, t row) (bool, erro
 	}
 	format, err := rail.FileFormatOf(ctx, tx, s.rail, t.currency, rail.TransferMethod)
 	return format != "", err
+}
+
+// notOverdrawn refuses money leaving the merchant by an external transfer
+// while its payments account in currency is below zero, which only a lost
+// card dispute does (CONTRACT §25): what it owes is covered first. The
+// treasury account the transfer leaves from is locked, and is locked
+// before the payments account by every writer (it has the higher id, a
+// payments account being opened with the merchant), so the payments
+// account's balance is read as committed, without its lock: a dispute
+// taking it below zero after the read is the dispute's, not this
+// transfer's, to answer for.
+func (s *Service) notOverdrawn(ctx context.Context, tx *store.Tx, merchantID, currency string) error {
+	balances, err := ledger.Balances(ctx, tx, merchantID, string(merchant.Payments), currency)
+	if err != nil {
+		return err
+	}
+	for _, b := range balances {
+		if b.Available < 0 {
+			c := money.MustLookup(currency)
+			return fault.Rule(fault.CodeInsufficientFunds, "the %s payments account's available balance is %s (a lost card dispute): money leaves the merchant again once it is covered",
+				currency, money.Format(b.Available, c))
+		}
+	}
+	return nil
 }
 
 // ends resolves where a transfer's money leaves from and goes to (to.ID is
