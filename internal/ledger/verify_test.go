@@ -187,6 +187,41 @@ func TestVerifyAcceptsAllowedOverdraft(t *testing.T) {
 	})
 }
 
+// TestCreditIntoOverdrawnBucket: a credit into a bucket an allowed
+// overdraft took below zero is taken, also one that leaves it below zero,
+// and is no break; a debit of it without permission is still refused
+// while it is below zero, and taken again once credits covered it.
+func TestCreditIntoOverdrawnBucket(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		merchantID, acc := newJPYAccount(t, db)
+		deposit(t, db, merchantID, acc, 20)
+		if _, err := post(db, ledger.Entry{MerchantID: merchantID, Currency: "JPY", Kind: "dispute.open", At: time.Now(),
+			Legs: []ledger.Leg{{Account: acc, Bucket: ledger.Available, Amount: -100, MayGoNegative: true}, {Account: acc, Bucket: ledger.Outgoing, Amount: 100}}}); err != nil {
+			t.Fatalf("overdraft: %v", err)
+		}
+		deposit(t, db, merchantID, acc, 30) // -80 → -50
+		if got := buckets(t, db, acc)[ledger.Available]; got != -50 {
+			t.Fatalf("available after a credit into -80: %d, want -50", got)
+		}
+		debit := ledger.Entry{MerchantID: merchantID, Currency: "JPY", Kind: "payout", At: time.Now(),
+			Legs: []ledger.Leg{{Account: acc, Bucket: ledger.Available, Amount: -1}, {Account: acc, Bucket: ledger.External, Amount: 1}}}
+		if _, err := post(db, debit); errCode(err) != "INSUFFICIENT_FUNDS" {
+			t.Errorf("a debit while below zero: %v, want INSUFFICIENT_FUNDS", err)
+		}
+		if got := verifyChecks(t, db); len(got) != 0 {
+			t.Errorf("verify with a credit into an overdrawn bucket = %v, want no problems", got)
+		}
+		deposit(t, db, merchantID, acc, 51)
+		if _, err := post(db, debit); err != nil {
+			t.Errorf("a debit once covered: %v", err)
+		}
+		if got := verifyChecks(t, db); len(got) != 0 {
+			t.Errorf("verify = %v, want no problems", got)
+		}
+	})
+}
+
 // uncheckForeignKeys lets tx write rows that break foreign keys, which it
 // rolls back: SQLite checks them at the commit only, PostgreSQL skips them
 // (as a replica applying changes does; the tests connect as a superuser).
