@@ -259,6 +259,13 @@ func (c *channel) move(name string, folder Folder) error {
 	if errors.Is(err, fs.ErrExist) {
 		err = c.moveBeside(src, dst)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another poller of the inbox filed it between the stat and the
+		// rename (each applied it once, by its SHA-256).
+		if _, serr := c.files.stat(dst); serr == nil {
+			return nil
+		}
+	}
 	if err != nil {
 		return err
 	}

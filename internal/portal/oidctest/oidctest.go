@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"payd/internal/clock"
 )
 
 // Token is what the next sign-in's ID token says. Its zero fields take the
@@ -44,7 +46,10 @@ type Token struct {
 type Provider struct {
 	*httptest.Server
 	ClientID, ClientSecret string
-	key                    *rsa.PrivateKey
+	// Clock dates the ID tokens (the real one unless set): the relying
+	// party checks their expiry against its own.
+	Clock clock.Clock
+	key   *rsa.PrivateKey
 
 	mu        sync.Mutex
 	next      Token
@@ -176,7 +181,11 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 
 // sign makes the grant's ID token.
 func (p *Provider) sign(g grant) (string, error) {
-	t, now := g.token, time.Now()
+	c := p.Clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	t, now := g.token, c.Now()
 	aud, life, nonce := p.ClientID, 5*time.Minute, g.nonce
 	if t.Audience != "" {
 		aud = t.Audience
