@@ -475,3 +475,35 @@ func TestDisputeOverdrawnRefusals(t *testing.T) {
 		pinVerifyLedger(t, p)
 	})
 }
+
+// TestDisputeDeadlineTwoProcesses: two payd processes on one PostgreSQL
+// both run jobs; a dispute's deadline loses it once, with one fee and one
+// dispute.closed, whichever process's worker takes the job.
+func TestDisputeDeadlineTwoProcesses(t *testing.T) {
+	t.Parallel()
+	eachShared(t, func(t *testing.T, a, b *payd) {
+		m := a.merchant("AUD")["AUD"]
+		var uuids []string
+		for i := range 5 {
+			id := a.paidGateway(t, m, fmt.Sprintf("S-%d", i), "10.00", "4242424242424242", "http://127.0.0.1:9/hooks")
+			uuids = append(uuids, str(a.openDispute(t, m, map[string]any{"payment_type": "gateway_payment", "payment_id": id}), "uuid"))
+		}
+		a.advance(m, ResponseWindowSeconds/2)
+		b.advance(m, ResponseWindowSeconds/2)
+		a.advance(m, 0)
+		for _, u := range uuids {
+			if got := str(b.get("/v2/disputes/detail?uuid="+u, m).JSON(t), "status"); got != "lost" {
+				t.Errorf("dispute %s past due_by: %s", u, got)
+			}
+		}
+		if got := b.balanceOf(m, "AUD").Available.String(); got != "-125.00" {
+			t.Errorf("available %s, want -125.00 (five payments of 10.00 lost, five fees)", got)
+		}
+		var closed int
+		if err := a.srv.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM events WHERE merchant_id = $1 AND event_type = 'dispute.closed'`,
+			m.MerchantID).Scan(&closed); err != nil || closed != 5 {
+			t.Errorf("%d dispute.closed events (%v), want 5", closed, err)
+		}
+		pinVerifyLedger(t, a)
+	})
+}
