@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,10 +93,20 @@ func TestPoliciesInBrowser(t *testing.T) {
 			t.Fatalf("the external transfer is %q, want held", got)
 		}
 		tpage := p.root + "/portal/transfers/" + transfer
-		for _, f := range []context.Context{f1, f2} {
-			open(t, f, tpage)
+		for i, f := range []context.Context{f1, f2} {
+			// The held transfers' list says whose approval each waits for.
+			open(t, f, p.root+"/portal/transfers?status=held")
+			if got := read(t, f, chromedp.Text(chromedp.CSS("#transfers"))); !strings.Contains(got, "waiting for my approval") || !strings.Contains(got, fmt.Sprintf("(%d of 2)", i)) {
+				t.Errorf("the held transfers list shows %q", got)
+			}
+			browse(t, f, chromedp.Click(chromedp.CSS(`#transfers a[href="/portal/transfers/`+transfer+`"]`)))
+			waitTrue(t, f, `location.pathname === "/portal/transfers/`+transfer+`" && document.readyState === "complete" && document.querySelector("#approve") !== null`)
 			browse(t, f, chromedp.Click(chromedp.CSS("#approve")))
 			waitLocation(t, f, tpage+"?done=approved")
+		}
+		open(t, a, p.root+"/portal/transfers?status=held")
+		if got := read(t, a, chromedp.Text(chromedp.CSS("#transfers"))); !strings.Contains(got, "No transfers") {
+			t.Errorf("after its approvals the held list shows %q", got)
 		}
 		if got := read(t, f2, chromedp.Text(chromedp.CSS("#status"))); got == "held" {
 			t.Errorf("after two approvals the transfer is still held")

@@ -495,3 +495,44 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (T
 	}
 	return t.view()
 }
+
+// Statuses lists every status of a transfer, for a list's filter.
+var Statuses = []Status{Held, Processing, Completed, Failed, Returned, Rejected, Expired}
+
+// List is a page of the merchant's transfers, newest first, and how many
+// match in all; status ("" for any) filters. Each is read as Get reads it.
+func (s *Service) List(ctx context.Context, merchantID string, status Status, page, perPage int) ([]Transfer, int, error) {
+	q := s.db.Read()
+	var total int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM transfers WHERE merchant_id = $1 AND ($2 = '' OR status = $2)`, merchantID, string(status)).
+		Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count transfers: %w", err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT uuid FROM transfers WHERE merchant_id = $1 AND ($2 = '' OR status = $2)
+		ORDER BY created_at DESC, uuid DESC LIMIT $3 OFFSET $4`, merchantID, string(status), perPage, (page-1)*perPage)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list transfers: %w", err)
+	}
+	var uuids []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("list transfers: %w", err)
+		}
+		uuids = append(uuids, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list transfers: %w", err)
+	}
+	out := make([]Transfer, 0, len(uuids))
+	for _, u := range uuids {
+		t, err := s.Get(ctx, merchant.Principal{MerchantID: merchantID}, u)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, t)
+	}
+	return out, total, nil
+}

@@ -3,7 +3,9 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 
+	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/portal"
 	"payd/internal/transfer"
@@ -16,6 +18,7 @@ import (
 
 func (h *portalPages) transferRoutes() []portalRoute {
 	return []portalRoute{
+		{method: "GET", path: "/portal/transfers", handle: h.transfers},
 		{method: "GET", path: "/portal/transfers/{uuid}", handle: h.transfer},
 		{method: "POST", path: "/portal/transfers/{uuid}/approve", may: portal.DecideTransfers, audit: portal.AuditTransferApproved, handle: h.decideTransfer(true)},
 		{method: "POST", path: "/portal/transfers/{uuid}/reject", may: portal.DecideTransfers, audit: portal.AuditTransferRejected, handle: h.decideTransfer(false)},
@@ -31,6 +34,37 @@ func (h *portalPages) decideBeneficiary(approve bool) sessionHandler {
 		c, err := h.actions.DecideBeneficiary(r.Context(), s, r.PostFormValue("currency"), approve, h.client(r))
 		h.done(w, r, s, err, "/portal/settlements?currency="+url.QueryEscape(c.Currency))
 	}
+}
+
+// heldTransfer is a row of the transfers list: the transfer, and whether
+// the signed-in user may decide it now.
+type heldTransfer struct {
+	transfer.Transfer
+	Mine bool
+}
+
+// transfers lists the merchant's transfers (held ones first offered:
+// ?status=held), each held one saying whether it waits for the signed-in
+// user's approval or for others'.
+func (h *portalPages) transfers(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	status := transfer.Status(r.URL.Query().Get("status"))
+	if status != "" && !slices.Contains(transfer.Statuses, status) {
+		h.fail(w, r, s, fault.Field("status", "must be one of held, processing, completed, failed, returned, rejected, expired"))
+		return
+	}
+	page := pageOf(r)
+	list, total, err := h.Transfers.List(r.Context(), s.MerchantID, status, page, portalPerPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	rows := make([]heldTransfer, len(list))
+	for i, t := range list {
+		rows[i] = heldTransfer{Transfer: t, Mine: t.Status == transfer.Held && h.actions.MayDecideTransfer(r.Context(), s, t.UUID) == nil &&
+			(t.Approval == nil || !approvedBy(t.Approval.Approvals, s.Email))}
+	}
+	h.render(w, r, http.StatusOK, "transfers", h.page(s, "Transfers", map[string]any{"Transfers": rows, "Statuses": transfer.Statuses,
+		"Status": status, "Pager": newPager(r, page, total)}))
 }
 
 func (h *portalPages) transfer(w http.ResponseWriter, r *http.Request, s portal.Session) {
