@@ -166,6 +166,7 @@ func (h *portalPages) routes() []portalRoute {
 	var out []portalRoute
 	out = append(out, h.sessionRoutes()...)
 	out = append(out, h.balanceRoutes()...)
+	out = append(out, h.payinRoutes()...)
 	out = append(out, h.payoutRoutes()...)
 	out = append(out, h.settlementRoutes()...)
 	out = append(out, h.developerRoutes()...)

@@ -32,37 +32,72 @@ func (h *portalPages) payoutRoutes() []portalRoute {
 	}
 }
 
+// payoutsData is the payouts page.
+type payoutsData struct {
+	Filter listFilter
+	// Waiting is the held list shown (payout.WaitingForMe or
+	// WaitingForOthers), "" for the filtered list.
+	Waiting string
+	Payouts []payout.Payout
+	Pager   pager
+}
+
+// payouts lists the merchant's payouts of every currency or one, filtered
+// by status, dates and search, or the held ones waiting for the user's
+// approval or for others'.
 func (h *portalPages) payouts(w http.ResponseWriter, r *http.Request, s portal.Session) {
-	p, currencies, err := h.principal(r.Context(), s, "")
+	_, currencies, err := h.principal(r.Context(), s, "")
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	status := r.URL.Query().Get("status")
-	if len(status) > 20 {
-		status = ""
+	zone, err := merchant.Zone(r.Context(), h.DB.Read(), s.MerchantID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
 	}
-	page := pageOf(r)
 	waiting := r.URL.Query().Get("waiting")
 	if waiting != payout.WaitingForMe && waiting != payout.WaitingForOthers {
 		waiting = ""
 	}
-	list, total, err := h.Payouts.List(r.Context(), p, payout.ListQuery{Status: status, AllCurrencies: true, Page: page, PerPage: portalPerPage,
-		WaitingFor: waiting, By: payout.Decider{UserID: s.ID, Email: s.Email, Role: s.Role}})
+	f, err := readFilter(r, "/portal/payouts", payout.Statuses, currencies, true, zone)
+	if waiting != "" {
+		f.Keep = map[string]string{"waiting": waiting}
+	}
+	page := h.page(s, payoutsTitle(waiting, f.Status), nil)
+	page.Zone = zone
+	if err != nil {
+		page.Error, page.Data = problemText(err), payoutsData{Filter: f, Waiting: waiting, Pager: newPager(r, 1, 0)}
+		h.render(w, r, http.StatusUnprocessableEntity, "payouts", page)
+		return
+	}
+	p, _, err := h.principal(r.Context(), s, f.Currency)
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	title := "Payouts"
+	n := pageOf(r)
+	list, total, err := h.Payouts.List(r.Context(), p, payout.ListQuery{Status: f.Status, From: f.from, To: f.to, Search: f.Search,
+		AllCurrencies: f.Currency == "", Page: n, PerPage: portalPerPage, WaitingFor: waiting, By: payout.Decider{UserID: s.ID, Email: s.Email, Role: s.Role}})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	page.Data = payoutsData{Filter: f, Waiting: waiting, Payouts: list, Pager: newPager(r, n, total)}
+	h.render(w, r, http.StatusOK, "payouts", page)
+}
+
+// payoutsTitle is the payouts page's title for its list.
+func payoutsTitle(waiting, status string) string {
 	switch {
 	case waiting == payout.WaitingForMe:
-		title = "Payouts waiting for my approval"
+		return "Payouts waiting for my approval"
 	case waiting == payout.WaitingForOthers:
-		title = "Payouts waiting for others' approval"
+		return "Payouts waiting for others' approval"
 	case status == string(payout.Held):
-		title = "Payouts held for approval"
+		return "Payouts held for approval"
 	}
-	h.render(w, r, http.StatusOK, "payouts", h.page(s, title, map[string]any{"Currencies": currencies, "Payouts": list, "Pager": newPager(r, page, total)}))
+	return "Payouts"
 }
 
 // payout is a payout's page; a held payout shows the decision forms to a

@@ -216,3 +216,76 @@ func TestPortalPayoutRecipients(t *testing.T) {
 		}
 	})
 }
+
+// TestPortalPayoutsFilters: the payouts page filters every currency's
+// payouts, or one's, by a status chosen from the payout statuses, dates in
+// the merchant's zone and a search by the payout's uuid or external_id or
+// a transaction's uuid, external_id or email; a held list keeps its
+// filter; each currency's Export link carries the dates; a status the
+// form cannot send is a 422 naming it that lists nothing.
+func TestPortalPayoutsFilters(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		accounts := funded(t, e, "500", "AUD", "IDR")
+		p := accounts["AUD"]
+		needsApprovals(t, e, p)
+		txRef := "invoice-77"
+		held, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "supplier run", ExternalID: "batch-1", PayoutTransactionDetails: []payout.TransactionRequest{{Amount: "10", Email: "jane@supplier.example",
+				ExternalID: &txRef, PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "other run", ExternalID: "batch-2", PayoutTransactionDetails: []payout.TransactionRequest{{Amount: "5", Email: "joe@other.example",
+				PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "87654321", "account_name": "Joe Bloggs"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		yesterday, day, tomorrow := today(t, e, p.MerchantID)
+		link := func(uuid string) string { return `href="/portal/payouts/` + uuid + `"` }
+		tests := []struct {
+			name, query string
+			status      int
+			want, not   []string
+		}{
+			{"every currency", "", 200, []string{link(held.UUID), link(other.UUID), "payouts.csv?currency=AUD", "payouts.csv?currency=IDR"}, nil},
+			{"held", "status=held", 200, []string{link(held.UUID), link(other.UUID), `<option selected>held</option>`}, nil},
+			{"completed", "status=completed", 200, []string{"No payouts match these filters."}, []string{link(held.UUID), link(other.UUID)}},
+			{"AUD", "currency=AUD", 200, []string{link(held.UUID), "payouts.csv?currency=AUD"}, []string{"payouts.csv?currency=IDR"}},
+			{"IDR", "currency=IDR", 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"today", "from_date=" + day + "&to_date=" + day, 200, []string{link(held.UUID),
+				"payouts.csv?currency=AUD&amp;from_date=" + day + "&amp;to_date=" + day}, nil},
+			{"from tomorrow", "from_date=" + tomorrow, 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"until yesterday", "to_date=" + yesterday, 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"the payout's uuid", "search=" + held.UUID, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"the payout's external_id", "search=batch-2", 200, []string{link(other.UUID)}, []string{link(held.UUID)}},
+			{"a transaction's uuid", "search=" + held.PayoutTransactions[0].UUID, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"a transaction's external_id", "search=" + txRef, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"a transaction's email in another case", "search=Jane@Supplier.example", 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"waiting for me, searched", "waiting=me&search=batch-2", 200, []string{link(other.UUID), `name="waiting" value="me"`}, []string{link(held.UUID)}},
+			{"an unknown status", "status=hold", 422, []string{`there is no status &#34;hold&#34;`, "held, scheduled, processing"}, []string{link(held.UUID), link(other.UUID)}},
+			{"an unknown currency", "currency=XYZ", 422, []string{"currency:"}, []string{link(held.UUID)}},
+			{"a date that is none", "to_date=31-31-2026", 422, []string{"to_date: must be a date"}, []string{link(held.UUID)}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				a := finance.do("GET", "/portal/payouts?"+tt.query, nil)
+				if a.status != tt.status {
+					t.Errorf("GET ?%s: %d, want %d\n%.1500s", tt.query, a.status, tt.status, a.body)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(a.body, w) {
+						t.Errorf("GET ?%s does not show %q\n%.3000s", tt.query, w, a.body)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(a.body, n) {
+						t.Errorf("GET ?%s shows %q", tt.query, n)
+					}
+				}
+			})
+		}
+	})
+}
