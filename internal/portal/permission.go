@@ -33,6 +33,9 @@ const (
 	ChangePolicies      Permission = "change approval policies"
 	DecideTransfers     Permission = "decide transfers"
 	DecideBeneficiaries Permission = "decide beneficiary changes"
+	// ChangeSettlements is setting an account's settlement frequency and
+	// beneficiary (PUT /v2/settlements/config from the portal: finance, admin).
+	ChangeSettlements Permission = "change the settlement config"
 )
 
 // rolesOf is the one table of which roles are given each permission: admin
@@ -56,6 +59,7 @@ var rolesOf = map[Permission][]merchant.Role{
 	ChangePolicies:      {merchant.Admin},
 	DecideTransfers:     payout.DeciderRoles,
 	DecideBeneficiaries: payout.DeciderRoles,
+	ChangeSettlements:   {merchant.Admin, merchant.Finance},
 }
 
 // Roles are the roles given p, for a page that lists them.

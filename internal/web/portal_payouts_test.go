@@ -23,10 +23,11 @@ func needsApprovals(t *testing.T, e *servertest.Env, p merchant.Principal) {
 	}
 }
 
-// payoutForm is the payouts/new form of one bank transfer of amount.
+// payoutForm is the payouts/new form of one bank transfer of amount, the
+// method's fields as its step two names them.
 func payoutForm(amount string) map[string]string {
 	return map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud", "description": "supplier run", "amount": amount,
-		"params": "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"}
+		"param.bsb": "062000", "param.account_number": "12345678", "param.account_name": "Jane Doe"}
 }
 
 // TestPortalPayoutDecisions: a finance user creates a payout from the
@@ -286,6 +287,80 @@ func TestPortalPayoutsFilters(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestPortalPayoutForm: the new-payout form is two GET-able steps: the
+// method, chosen from the methods enabled on the merchant's accounts, then
+// that method's fields from its param definitions (each a labelled input,
+// required when mandatory); a method that is not enabled is a 422 naming
+// it; a refused form is shown again with its values and what is wrong;
+// a good one makes the payout paying those fields.
+func TestPortalPayoutForm(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		pages := []struct {
+			name, path string
+			status     int
+			want, not  []string
+		}{
+			{"the methods", "/portal/payouts/new", 200, []string{`<optgroup label="AUD">`, `value="au_bank_aud"`, `value="au_payid_npp_aud"`, `id="choose-method"`},
+				[]string{`id="payout-form"`, `name="params"`}},
+			{"a bank transfer's fields", "/portal/payouts/new?payout_method_name=au_bank_aud", 200, []string{`id="payout-form"`,
+				`BSB (6 digits) <input name="param.bsb" required`, `Account number <input name="param.account_number" required`,
+				`<input type="hidden" name="payout_method_name" value="au_bank_aud">`, `value="au_bank_aud" selected`}, []string{`name="param.pay_id"`, `name="params"`}},
+			{"a PayID's fields", "/portal/payouts/new?payout_method_name=au_payid_npp_aud", 200, []string{`name="param.pay_id" required`, `name="param.pay_id_type" required`},
+				[]string{`name="param.bsb"`}},
+			{"a method not enabled", "/portal/payouts/new?payout_method_name=jp_bank_jpy", 422, []string{"payout_method_name: &#34;jp_bank_jpy&#34; is not a payout method enabled"},
+				[]string{`id="payout-form"`}},
+		}
+		for _, tt := range pages {
+			t.Run(tt.name, func(t *testing.T) {
+				a := finance.do("GET", tt.path, nil)
+				if a.status != tt.status {
+					t.Errorf("GET %s: %d, want %d\n%.2000s", tt.path, a.status, tt.status, a.body)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(a.body, w) {
+						t.Errorf("GET %s does not show %q\n%.4000s", tt.path, w, a.body)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(a.body, n) {
+						t.Errorf("GET %s shows %q", tt.path, n)
+					}
+				}
+			})
+		}
+		step := "/portal/payouts/new?payout_method_name=au_bank_aud"
+		bad := payoutForm("12.50")
+		bad["param.bsb"] = "62000"
+		if a := finance.post(step, "/portal/payouts", bad); a.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(a.body, "payout_method_params.bsb: must be 6 digits") || !strings.Contains(a.body, `name="param.bsb" required maxlength="2048" value="62000"`) ||
+			!strings.Contains(a.body, `name="amount" required inputmode="decimal" value="12.50"`) {
+			t.Errorf("a wrong BSB: %d, want 422 with the form again\n%.4000s", a.status, a.body)
+		}
+		good := payoutForm("12.50")
+		good["email"], good["external_id"], good["first_name"] = "jane@supplier.example", "invoice-9", "Jane"
+		a := finance.post(step, "/portal/payouts", good)
+		if a.status != http.StatusSeeOther {
+			t.Fatalf("the form: %d\n%.2000s", a.status, a.body)
+		}
+		po, err := e.Payouts.Get(context.Background(), merchant.Principal{MerchantID: p.MerchantID}, strings.TrimPrefix(a.header.Get("Location"), "/portal/payouts/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := po.PayoutTransactions[0]
+		got := []any{po.PayoutMethodName, tx.Amount.String(), tx.PayoutMethodParams["bsb"], tx.PayoutMethodParams["account_number"], tx.PayoutMethodParams["account_name"], tx.Email, *tx.ExternalID}
+		want := []any{"au_bank_aud", "12.50", "062000", "12345678", "Jane Doe", "jane@supplier.example", "invoice-9"}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("the payout made: %v, want %v", got, want)
+				break
+			}
 		}
 	})
 }
