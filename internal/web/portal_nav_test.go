@@ -60,3 +60,20 @@ func TestPortalNavigation(t *testing.T) {
 		}
 	})
 }
+
+// TestPortalFavicon: every portal page's head links the favicon, an SVG of
+// the portal's own assets served as image/svg+xml (no external request).
+func TestPortalFavicon(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		srv := portalServer(t, e)
+		b := newBrowser(t, srv)
+		if a := b.do("GET", "/portal/login", nil); !strings.Contains(a.body, `<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">`) {
+			t.Errorf("the sign-in page links no favicon\n%.500s", a.body)
+		}
+		a := b.do("GET", "/assets/favicon.svg", nil)
+		if a.status != http.StatusOK || a.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(a.body, "<svg") {
+			t.Errorf("GET /assets/favicon.svg: %d %s\n%.200s", a.status, a.header.Get("Content-Type"), a.body)
+		}
+	})
+}
