@@ -170,7 +170,7 @@ func TestControlCharactersAreRefused(t *testing.T) {
 					t.Errorf("GET %s: %d, want 422 saying so\n%.400s", path, a.status, a.body)
 				}
 			}
-			form := map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud", "description": "ok", "first_name": "Jane\x00", "last_name": "Doe", "amount": "1", "params": "bsb=062000\naccount_number=12345678"}
+			form := map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud", "description": "ok", "first_name": "Jane\x00", "last_name": "Doe", "amount": "1", "param.bsb": "062000", "param.account_number": "12345678"}
 			if a := u.post("/portal/payouts/new", "/portal/payouts", form); a.status != 422 || !strings.Contains(a.body, "first_name") {
 				t.Errorf("a NUL in a form field: %d, want 422 naming it\n%.400s", a.status, a.body)
 			}

@@ -109,21 +109,27 @@ func screenshotDir(t *testing.T) string {
 }
 
 // TestPortalLayout: see above. The pages show a merchant with a balance,
-// held and processing payouts of two recipients, an app and a user, and a
-// gateway checkout of two items; the first database only writes
+// an IDR payin (the filtered list and its page), held and processing
+// payouts of two recipients, an app and a user, and a gateway checkout of
+// two items; the first database only writes
 // screenshots, every database's layout is compared with the golden.
 func TestPortalLayout(t *testing.T) {
 	t.Parallel()
 	alloc := newAllocator(t)
 	shots := screenshotDir(t)
 	each(t, func(t *testing.T, p *payd) {
-		m := p.merchant("AUD")["AUD"]
+		accounts := p.merchant("AUD", "IDR")
+		m := accounts["AUD"]
 		p.fund(m, "900")
+		r := p.post("/v2/payins", accounts["IDR"], map[string]any{"currency": "IDR", "amount": 100000, "payin_method_name": "id_bank_qris_idr",
+			"external_id": "order-1", "email": "jane.payer@example.com", "name": "Jane Payer"})
+		want(t, r, 201)
+		payinUUID := str(r.JSON(t), "uuid")
 		processing := str(p.createPayout(m, payoutBody("AUD", "au_bank_aud", "120.50", bsbOK, bsbOK)), "uuid")
 		p.requireApprovals(m)
 		held := str(p.createPayout(m, payoutBody("AUD", "au_payid_npp_aud", "75", payIDOK, payIDOK)), "uuid")
 		order := gatewayOrder("L-1", "49.95", "https://shop.example/thanks", "http://127.0.0.1:9/hooks")
-		r := p.gatewayCreate(p.bearerFor(m).Token, order)
+		r = p.gatewayCreate(p.bearerFor(m).Token, order)
 		want(t, r, 200)
 		checkout := str(r.JSON(t), "redirect_url")
 		if _, err := p.srv.Merchants.CreateUser(context.Background(), m.MerchantID, "admin@shop.example", merchant.Admin, "correct horse battery"); err != nil {
@@ -136,7 +142,8 @@ func TestPortalLayout(t *testing.T) {
 		signIn(t, tab, p, "admin@shop.example", "correct horse battery", "")
 		pages := []struct{ name, url string }{
 			{"balances", p.root + "/portal/"},
-			{"payins", p.root + "/portal/payins"},
+			{"payins", p.root + "/portal/payins?currency=IDR"},
+			{"payin", p.root + "/portal/payins/" + payinUUID},
 			{"payouts", p.root + "/portal/payouts"},
 			{"payout-held", p.root + "/portal/payouts/" + held},
 			{"payout-processing", p.root + "/portal/payouts/" + processing},

@@ -30,7 +30,10 @@ func signIn(t *testing.T, tab context.Context, p *payd, email, password, code st
 }
 
 // TestPortalInBrowser drives the portal in Chromium: finance user A signs in,
-// sees the balances and creates a payout, which waits for approval and
+// sees the balances and creates a payout in the two steps of the new-payout
+// form (the method, then its fields), finds it with the payouts list's
+// filters (a status chosen, a search; an unknown status is a 422 saying
+// so); the payout waits for approval and
 // offers A no decision; finance user B approves it and sees it processing;
 // the pages fit a 375-pixel phone without sideways scrolling; a user turns
 // on TOTP and signs in with a code; signing out ends the session.
@@ -57,14 +60,49 @@ func TestPortalInBrowser(t *testing.T) {
 		if w := read(t, maker, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 375 {
 			t.Errorf("the balances page is %d px wide on a 375 px phone", w)
 		}
+		// The new-payout form's two steps: the method, then its fields.
 		open(t, maker, p.root+"/portal/payouts/new")
+		if n := read(t, maker, chromedp.Evaluate[int](`document.querySelectorAll('#payout-form').length`)); n != 0 {
+			t.Error("the form's first step shows a method's fields before a method is chosen")
+		}
+		browse(t, maker, chromedp.SetValue(chromedp.CSS(`select[name="payout_method_name"]`), "au_bank_aud"), chromedp.Click(chromedp.CSS("#choose-method")))
+		waitLocation(t, maker, p.root+"/portal/payouts/new?payout_method_name=au_bank_aud")
 		browse(t, maker,
 			chromedp.SendKeys(chromedp.CSS(`input[name="description"]`), "supplier run"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="first_name"]`), "Jane"),
 			chromedp.SendKeys(chromedp.CSS(`input[name="amount"]`), "120"),
-			chromedp.SendKeys(chromedp.CSS(`textarea[name="params"]`), "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"),
-			chromedp.Submit(chromedp.CSS(`input[name="amount"]`)),
+			chromedp.SendKeys(chromedp.CSS(`input[name="external_id"]`), "invoice-120"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="param.bsb"]`), "062000"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="param.account_number"]`), "12345678"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="param.account_name"]`), "Jane Doe"),
+			chromedp.Click(chromedp.CSS("#create-payout")),
 			chromedp.WaitVisible(chromedp.CSS("#status")))
 		payoutURL := read(t, maker, chromedp.Location())
+		if got := read(t, maker, chromedp.Text(chromedp.CSS("#recipients"))); !strings.Contains(got, "062000") || !strings.Contains(got, "invoice-120") {
+			t.Errorf("the payout made by the form pays %q, want the BSB and external id entered", got)
+		}
+
+		// The payouts list's filters: a status chosen, a search, an unknown status.
+		payoutUUID := payoutURL[strings.LastIndex(payoutURL, "/")+1:]
+		open(t, maker, p.root+"/portal/payouts")
+		browse(t, maker, chromedp.SetValue(chromedp.CSS(`#filters select[name="status"]`), "completed"), chromedp.Click(chromedp.CSS(`#filters button`)))
+		waitLocation(t, maker, p.root+"/portal/payouts?status=completed&currency=&from_date=&to_date=&search=")
+		if got := read(t, maker, chromedp.Text(chromedp.CSS("#payouts tbody"))); !strings.Contains(got, "No payouts match these filters.") {
+			t.Errorf("the completed payouts list shows %q, want none", got)
+		}
+		browse(t, maker, chromedp.SetValue(chromedp.CSS(`#filters select[name="status"]`), "held"),
+			chromedp.SendKeys(chromedp.CSS(`#filters input[name="search"]`), "invoice-120"), chromedp.Click(chromedp.CSS(`#filters button`)))
+		waitLocation(t, maker, p.root+"/portal/payouts?status=held&currency=&from_date=&to_date=&search=invoice-120")
+		if n := read(t, maker, chromedp.Evaluate[int](`document.querySelectorAll('#payouts tbody a[href="/portal/payouts/`+payoutUUID+`"]').length`)); n != 1 {
+			t.Errorf("the held payouts searched by the transaction's external id list the new payout %d times, want once", n)
+		}
+		if status := open(t, maker, p.root+"/portal/payouts?status=hold"); status != 422 {
+			t.Errorf("an unknown status: %d, want 422", status)
+		}
+		if got := read(t, maker, chromedp.Text(chromedp.CSS(".error"))); !strings.Contains(got, `there is no status "hold"`) {
+			t.Errorf("an unknown status says %q", got)
+		}
+		open(t, maker, payoutURL)
 		if got := read(t, maker, chromedp.Text(chromedp.CSS("#status"))); got != "held" {
 			t.Errorf("the new payout is %q, want held", got)
 		}

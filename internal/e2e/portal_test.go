@@ -269,7 +269,7 @@ func TestPortalDecisions(t *testing.T) {
 		viewer := p.newPortalUser(t, m.MerchantID, "viewer@shop.example", merchant.Viewer)
 		create := func() string {
 			a := maker.post("/portal/payouts/new", "/portal/payouts", map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud",
-				"description": "supplier run", "amount": "100", "params": "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"})
+				"description": "supplier run", "amount": "100", "param.bsb": "062000", "param.account_number": "12345678", "param.account_name": "Jane Doe"})
 			if a.status != http.StatusSeeOther {
 				t.Fatalf("create a payout in the portal: %d\n%.600s", a.status, a.body)
 			}

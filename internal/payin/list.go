@@ -77,13 +77,40 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (P
 	return r.view(), nil
 }
 
+// Detail is a payin as the portal's page of it shows it: the API's record
+// and what the API does not answer (the fee and reserve it was charged,
+// the balance record it was credited by).
+type Detail struct {
+	Payin
+	Fee, Reserve, Refunded money.String
+	// BalanceID is the balance record of its receipt; "" before one.
+	BalanceID string
+}
+
+// GetDetail reads one of the caller's payins with its fee, reserve and
+// balance record.
+func (s *Service) GetDetail(ctx context.Context, p merchant.Principal, uuid string) (Detail, error) {
+	r, err := s.get(ctx, s.db.Read(), p.MerchantID, uuid, readOnly)
+	if err != nil {
+		return Detail{}, err
+	}
+	d := Detail{Payin: r.view(), Fee: money.StringOf(r.fee, r.cur), Reserve: money.StringOf(r.reserve, r.cur), Refunded: money.StringOf(r.refunded, r.cur)}
+	if r.balanceID != nil {
+		d.BalanceID = *r.balanceID
+	}
+	return d, nil
+}
+
 // ListQuery filters GET /v2/payins/all.
 type ListQuery struct {
 	From, To   time.Time
 	Status     string
 	ExternalID string
-	Page       int
-	PerPage    int
+	// Search, when set, keeps the payins it is the uuid, external_id or
+	// email (in any case) of: the portal's search box.
+	Search  string
+	Page    int
+	PerPage int
 }
 
 // List returns a page of the caller's payins, newest first, and the total.
@@ -95,14 +122,15 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) (
 	if !q.To.IsZero() {
 		to = q.To.UnixMilli()
 	}
-	where := `merchant_id = $1 AND currency = $2 AND created_at >= $3 AND created_at < $4 AND ($5 = '' OR status = $5) AND ($6 = '' OR external_id = $6)`
-	args := []any{p.MerchantID, p.Currency, from, to, q.Status, q.ExternalID}
+	where := `merchant_id = $1 AND currency = $2 AND created_at >= $3 AND created_at < $4 AND ($5 = '' OR status = $5) AND ($6 = '' OR external_id = $6)
+		AND ($7 = '' OR uuid = $7 OR external_id = $7 OR lower(email) = lower($7))`
+	args := []any{p.MerchantID, p.Currency, from, to, q.Status, q.ExternalID, q.Search}
 	var total int
 	if err := s.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM payins WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("list payins: %w", err)
 	}
 	rows, err := s.db.Read().QueryContext(ctx, `SELECT `+rowColumns+` FROM payins WHERE `+where+`
-		ORDER BY created_at DESC, uuid DESC LIMIT $7 OFFSET $8`, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
+		ORDER BY created_at DESC, uuid DESC LIMIT $8 OFFSET $9`, append(args, q.PerPage, (q.Page-1)*q.PerPage)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list payins: %w", err)
 	}

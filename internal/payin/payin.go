@@ -48,6 +48,10 @@ var statusText = map[Status]string{
 	ReturnExpired:  "Refund could not be delivered; funds returned to the balance",
 }
 
+// Statuses are every payin status, in the order of a payin's life (the
+// portal's status select).
+var Statuses = []Status{Pending, Received, Failed, Expired, Cancelled, ReturnPending, ReturnReceived, ReturnExpired}
+
 // ValidStatus reports whether s names a payin status.
 func ValidStatus(s string) bool {
 	_, ok := statusText[Status(s)]

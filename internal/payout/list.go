@@ -86,6 +86,10 @@ type ListQuery struct {
 	From, To   time.Time
 	Status     string
 	ExternalID string
+	// Search, when set, keeps the payouts it is the uuid or external_id of,
+	// or the uuid, external_id or email (in any case) of one of their
+	// transactions: the portal's search box.
+	Search string
 	// AllCurrencies lists every currency's payouts (the portal); otherwise
 	// only the caller's app's currency.
 	AllCurrencies bool
@@ -109,6 +113,14 @@ const (
 func approvedBy(n int) string {
 	return fmt.Sprintf(`EXISTS (SELECT 1 FROM approvals a WHERE a.merchant_id = payouts.merchant_id AND a.subject_type = 'payout'
 		AND a.subject_uuid = payouts.uuid AND a.user_id = $%d)`, n)
+}
+
+// searched is the condition "the payout or one of its transactions is
+// the one $n names" (ListQuery.Search).
+func searched(n int) string {
+	return fmt.Sprintf(`(uuid = $%[1]d OR external_id = $%[1]d OR EXISTS (SELECT 1 FROM payout_transactions t
+		WHERE t.merchant_id = payouts.merchant_id AND t.payout_id = payouts.id
+		AND (t.uuid = $%[1]d OR t.external_id = $%[1]d OR lower(t.email) = lower($%[1]d))))`, n)
 }
 
 // waiting is q's WaitingFor condition and its arguments, numbered from n.
@@ -143,6 +155,10 @@ func (s *Service) List(ctx context.Context, p merchant.Principal, q ListQuery) (
 	db := s.db.Read()
 	where := `merchant_id = $1 AND ($2 = '' OR currency = $2) AND created_at >= $3 AND created_at < $4 AND ($5 = '' OR status = $5) AND ($6 = '' OR external_id = $6)`
 	args := []any{p.MerchantID, currency, from, to, q.Status, q.ExternalID}
+	if q.Search != "" {
+		where += ` AND ` + searched(len(args)+1)
+		args = append(args, q.Search)
+	}
 	cond, more := q.waiting(len(args) + 1)
 	where, args = where+cond, append(args, more...)
 	var total int

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,14 +42,12 @@ const (
 	Expired    Status = "expired"
 )
 
+// Statuses are every payout status, in the order of a payout's life (the
+// portal's status select).
+var Statuses = []Status{Held, Scheduled, Processing, Completed, Rejected, Expired}
+
 // ValidStatus reports whether s names a payout status.
-func ValidStatus(s string) bool {
-	switch Status(s) {
-	case Held, Scheduled, Processing, Completed, Rejected, Expired:
-		return true
-	}
-	return false
-}
+func ValidStatus(s string) bool { return slices.Contains(Statuses, Status(s)) }
 
 // TxStatus is the status of one transaction of a payout.
 type TxStatus string

@@ -67,6 +67,24 @@ func (a *Actions) CreatePayout(ctx context.Context, by Session, p merchant.Princ
 	})
 }
 
+// PutSettlementConfig sets the settlement frequency and beneficiary of
+// by's merchant's account p through the same settlement service as PUT
+// /v2/settlements/config (a guarded beneficiary change waits for approval
+// there).
+func (a *Actions) PutSettlementConfig(ctx context.Context, by Session, p merchant.Principal, req settlement.ConfigRequest, client string) (settlement.Config, error) {
+	if err := by.May(ChangeSettlements); err != nil {
+		return settlement.Config{}, err
+	}
+	if p.MerchantID != by.MerchantID {
+		return settlement.Config{}, fault.NotFoundf("the merchant has no such account")
+	}
+	return audited(ctx, a.portal, func(tx *store.Tx) (settlement.Config, Entry, error) {
+		c, err := a.Settlements.PutConfig(ctx, tx, p, req)
+		return c, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditSettlementConfigChanged, Subject: p.Currency,
+			Detail: string(req.Frequency), Client: client}, err
+	})
+}
+
 // MayDecide is nil when by may decide the payout uuid (payout.Service.MayDecide).
 func (a *Actions) MayDecide(ctx context.Context, by Session, uuid string) error {
 	return a.Payouts.MayDecide(ctx, by.MerchantID, uuid, decider(by))

@@ -45,6 +45,8 @@ const (
 	AuditSecretRotated       AuditAction = "webhook_secret_rotated"
 	AuditWebhookResent       AuditAction = "webhook_resent"
 	AuditEmbedOriginsUpdated AuditAction = "embed_origins_updated"
+	// AuditSettlementConfigChanged is a settlement config set in the portal.
+	AuditSettlementConfigChanged AuditAction = "settlement_config_changed"
 )
 
 // maxAuditText bounds each text of an entry.

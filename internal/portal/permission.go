@@ -36,6 +36,9 @@ const (
 	// AnswerDisputes is seeing card disputes and answering them: evidence
 	// and accepting (CONTRACT §22: finance, admin).
 	AnswerDisputes Permission = "answer disputes"
+	// ChangeSettlements is setting an account's settlement frequency and
+	// beneficiary (PUT /v2/settlements/config from the portal: finance, admin).
+	ChangeSettlements Permission = "change the settlement config"
 )
 
 // rolesOf is the one table of which roles are given each permission: admin
@@ -60,6 +63,7 @@ var rolesOf = map[Permission][]merchant.Role{
 	DecideTransfers:     payout.DeciderRoles,
 	DecideBeneficiaries: payout.DeciderRoles,
 	AnswerDisputes:      {merchant.Admin, merchant.Finance},
+	ChangeSettlements:   {merchant.Admin, merchant.Finance},
 }
 
 // Roles are the roles given p, for a page that lists them.

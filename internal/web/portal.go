@@ -43,7 +43,7 @@ import (
 //go:embed templates/portal/*.html
 var portalTemplateFS embed.FS
 
-//go:embed assets/portal.css
+//go:embed assets/portal.css assets/favicon.svg
 var portalAssetFS embed.FS
 
 var portalTemplates = template.Must(template.New("portal").Funcs(timeFuncs).ParseFS(portalTemplateFS, "templates/portal/*.html"))
@@ -86,6 +86,9 @@ type portalPages struct {
 	base    string
 	// sso is the identity provider of single sign-on; nil when it is not set.
 	sso *ssoClient
+	// pageMay is the permission of each GET route, by path: the
+	// navigation's one source of who may open a page.
+	pageMay map[string]portal.Permission
 }
 
 // portalPage is every page's template data.
@@ -96,6 +99,8 @@ type portalPage struct {
 	Notice, Error string
 	CanCreate     bool
 	Data          any
+	// Nav are the navigation's links the user's role may open.
+	Nav []navLink
 	// Zone is the signed-in merchant's time zone, every time's on the
 	// page (the template function when); UTC signed out.
 	Zone *time.Location
@@ -160,8 +165,13 @@ func (p *Pages) mountPortal() {
 		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
 			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements, Disputes: p.Portal.Disputes})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
+	p.mux.Handle("GET /assets/favicon.svg", http.FileServerFS(portalAssetFS))
+	h.pageMay = map[string]portal.Permission{}
 	for _, rt := range h.routes() {
 		p.mux.HandleFunc(rt.method+" "+rt.path, h.handler(rt))
+		if rt.method == http.MethodGet {
+			h.pageMay[rt.path] = rt.may
+		}
 	}
 	p.mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "message", portalPage{Title: "Not found", Data: "There is no such page."})
@@ -174,6 +184,7 @@ func (h *portalPages) routes() []portalRoute {
 	out = append(out, h.sessionRoutes()...)
 	out = append(out, h.ssoRoutes()...)
 	out = append(out, h.balanceRoutes()...)
+	out = append(out, h.payinRoutes()...)
 	out = append(out, h.payoutRoutes()...)
 	out = append(out, h.settlementRoutes()...)
 	out = append(out, h.developerRoutes()...)
@@ -191,7 +202,7 @@ func (h *portalPages) routes() []portalRoute {
 
 // multilineFields are the portal's textareas of one entry a line, which may
 // hold line breaks besides the free text of input.FreeText.
-var multilineFields = []string{"params", "embed_origins"}
+var multilineFields = []string{"embed_origins"}
 
 // handler runs rt.handle for a signed-in user (without a session it sends
 // the browser to the sign-in page), after a POST's checks: its body bound,
@@ -311,7 +322,42 @@ func (h *portalPages) page(s portal.Session, title string, data any) portalPage 
 		return portalPage{Title: title, Data: data}
 	}
 	u := s.User
-	return portalPage{Title: title, User: &u, CSRF: s.CSRF, Data: data, CanCreate: s.May(portal.CreatePayouts) == nil}
+	return portalPage{Title: title, User: &u, CSRF: s.CSRF, Data: data, CanCreate: s.May(portal.CreatePayouts) == nil, Nav: h.nav(s)}
+}
+
+// navLink is a link of the navigation.
+type navLink struct{ Href, Label string }
+
+// navPages are the navigation's links, each with the route (GET path) it
+// opens: a link is shown to a user whose role the route's may permits, so
+// who sees it is the route table's rule, never a second list of roles.
+var navPages = []struct{ route, href, label string }{
+	{"/portal/{$}", "/portal/", "Balances"},
+	{"/portal/payins", "/portal/payins", "Payins"},
+	{"/portal/payouts", "/portal/payouts", "Payouts"},
+	{"/portal/payouts", "/portal/payouts?status=held", "Held"},
+	{"/portal/settlements", "/portal/settlements", "Settlements"},
+	{"/portal/reports", "/portal/reports", "Reports"},
+	{"/portal/transfers", "/portal/transfers?status=held", "Transfers"},
+	{"/portal/reconciliation", "/portal/reconciliation", "Reconciliation"},
+	{"/portal/disputes", "/portal/disputes", "Disputes"},
+	{"/portal/policies", "/portal/policies", "Approval policies"},
+	{"/portal/developers", "/portal/developers", "Developers"},
+	{"/portal/users", "/portal/users", "Users"},
+	{"/portal/audit", "/portal/audit", "Audit"},
+	{"/portal/account/totp", "/portal/account/totp", "Second factor"},
+}
+
+// nav is the navigation of s: the links of pages its role may open.
+func (h *portalPages) nav(s portal.Session) []navLink {
+	var out []navLink
+	for _, n := range navPages {
+		may, ok := h.pageMay[n.route]
+		if ok && (may == "" || s.May(may) == nil) {
+			out = append(out, navLink{Href: n.href, Label: n.label})
+		}
+	}
+	return out
 }
 
 // fail answers a domain error as a page with its status (fault.StatusOf).

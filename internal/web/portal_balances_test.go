@@ -29,7 +29,8 @@ func funded(t *testing.T, e *servertest.Env, amount money.Input, currencies ...s
 
 // TestPortalBalancesAndPayins: the balances page shows every currency's
 // balances; the payins page lists a currency's payins, filtered by status,
-// and ignores a status that is none; a viewer reads both.
+// and answers a status that is none with 422, listing nothing; a viewer
+// reads both.
 func TestPortalBalancesAndPayins(t *testing.T) {
 	t.Parallel()
 	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
@@ -46,19 +47,20 @@ func TestPortalBalancesAndPayins(t *testing.T) {
 		}
 		tests := []struct {
 			path   string
+			status int
 			listed bool
 		}{
-			{"/portal/payins?currency=IDR", true},
-			{"/portal/payins?currency=IDR&status=pending", true},
-			{"/portal/payins?currency=IDR&status=no-such-status", true},
-			{"/portal/payins?currency=IDR&status=received", false},
-			{"/portal/payins?currency=AUD", false},
+			{"/portal/payins?currency=IDR", 200, true},
+			{"/portal/payins?currency=IDR&status=pending", 200, true},
+			{"/portal/payins?currency=IDR&status=no-such-status", 422, false},
+			{"/portal/payins?currency=IDR&status=received", 200, false},
+			{"/portal/payins?currency=AUD", 200, false},
 		}
 		for _, tt := range tests {
 			t.Run(tt.path, func(t *testing.T) {
 				a := viewer.do("GET", tt.path, nil)
-				if a.status != http.StatusOK || strings.Contains(a.body, pi.UUID) != tt.listed {
-					t.Errorf("GET %s: %d, lists %s = %v, want %v", tt.path, a.status, pi.UUID, !tt.listed, tt.listed)
+				if a.status != tt.status || strings.Contains(a.body, pi.UUID) != tt.listed {
+					t.Errorf("GET %s: %d (want %d), lists %s = %v, want %v", tt.path, a.status, tt.status, pi.UUID, !tt.listed, tt.listed)
 				}
 			})
 		}

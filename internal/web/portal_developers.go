@@ -2,8 +2,10 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
+	"payd/internal/fault"
 	"payd/internal/merchant"
 	"payd/internal/portal"
 	"payd/internal/webhook"
@@ -56,8 +58,9 @@ func (h *portalPages) developersPage(w http.ResponseWriter, r *http.Request, s p
 		}
 	}
 	status := webhook.Status(r.URL.Query().Get("status"))
-	if status != webhook.Pending && status != webhook.Delivered && status != webhook.Failed {
-		status = ""
+	if status != "" && status != webhook.Pending && status != webhook.Delivered && status != webhook.Failed {
+		h.fail(w, r, s, fault.Field("status", "there is no delivery status "+strconv.Quote(clipText(string(status)))+": choose pending, delivered or failed"))
+		return
 	}
 	deliveries, err := h.Webhooks.Recent(r.Context(), s.MerchantID, status, 50)
 	if err != nil {

@@ -151,3 +151,17 @@ func TestPortalEmbedOriginsAndResend(t *testing.T) {
 		}
 	})
 }
+
+// TestPortalDeliveriesUnknownStatus: a delivery status the page's links do
+// not offer is a 422 naming it, not every delivery.
+func TestPortalDeliveriesUnknownStatus(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "1", "AUD")["AUD"]
+		dev := signedIn(t, e, portalServer(t, e), p.MerchantID, "dev@shop.example", merchant.Developer)
+		a := dev.do("GET", "/portal/developers?status=delivred", nil)
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "there is no delivery status &#34;delivred&#34;") {
+			t.Errorf("an unknown delivery status: %d\n%.1500s", a.status, a.body)
+		}
+	})
+}

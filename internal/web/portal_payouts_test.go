@@ -23,10 +23,11 @@ func needsApprovals(t *testing.T, e *servertest.Env, p merchant.Principal) {
 	}
 }
 
-// payoutForm is the payouts/new form of one bank transfer of amount.
+// payoutForm is the payouts/new form of one bank transfer of amount, the
+// method's fields as its step two names them.
 func payoutForm(amount string) map[string]string {
 	return map[string]string{"currency": "AUD", "payout_method_name": "au_bank_aud", "description": "supplier run", "amount": amount,
-		"params": "bsb=062000\naccount_number=12345678\naccount_name=Jane Doe"}
+		"param.bsb": "062000", "param.account_number": "12345678", "param.account_name": "Jane Doe"}
 }
 
 // TestPortalPayoutDecisions: a finance user creates a payout from the
@@ -213,6 +214,153 @@ func TestPortalPayoutRecipients(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestPortalPayoutsFilters: the payouts page filters every currency's
+// payouts, or one's, by a status chosen from the payout statuses, dates in
+// the merchant's zone and a search by the payout's uuid or external_id or
+// a transaction's uuid, external_id or email; a held list keeps its
+// filter; each currency's Export link carries the dates; a status the
+// form cannot send is a 422 naming it that lists nothing.
+func TestPortalPayoutsFilters(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		accounts := funded(t, e, "500", "AUD", "IDR")
+		p := accounts["AUD"]
+		needsApprovals(t, e, p)
+		txRef := "invoice-77"
+		held, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "supplier run", ExternalID: "batch-1", PayoutTransactionDetails: []payout.TransactionRequest{{Amount: "10", Email: "jane@supplier.example",
+				ExternalID: &txRef, PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "12345678", "account_name": "Jane Doe"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := storetest.Write(context.Background(), e.DB, e.Payouts.Create, p, payout.Request{Currency: "AUD", PayoutMethodName: "au_bank_aud",
+			Description: "other run", ExternalID: "batch-2", PayoutTransactionDetails: []payout.TransactionRequest{{Amount: "5", Email: "joe@other.example",
+				PayoutMethodParams: map[string]any{"bsb": "062000", "account_number": "87654321", "account_name": "Joe Bloggs"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		yesterday, day, tomorrow := today(t, e, p.MerchantID)
+		link := func(uuid string) string { return `href="/portal/payouts/` + uuid + `"` }
+		tests := []struct {
+			name, query string
+			status      int
+			want, not   []string
+		}{
+			{"every currency", "", 200, []string{link(held.UUID), link(other.UUID), "payouts.csv?currency=AUD", "payouts.csv?currency=IDR"}, nil},
+			{"held", "status=held", 200, []string{link(held.UUID), link(other.UUID), `<option selected>held</option>`}, nil},
+			{"completed", "status=completed", 200, []string{"No payouts match these filters."}, []string{link(held.UUID), link(other.UUID)}},
+			{"AUD", "currency=AUD", 200, []string{link(held.UUID), "payouts.csv?currency=AUD"}, []string{"payouts.csv?currency=IDR"}},
+			{"IDR", "currency=IDR", 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"today", "from_date=" + day + "&to_date=" + day, 200, []string{link(held.UUID),
+				"payouts.csv?currency=AUD&amp;from_date=" + day + "&amp;to_date=" + day}, nil},
+			{"from tomorrow", "from_date=" + tomorrow, 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"until yesterday", "to_date=" + yesterday, 200, []string{"No payouts match"}, []string{link(held.UUID)}},
+			{"the payout's uuid", "search=" + held.UUID, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"the payout's external_id", "search=batch-2", 200, []string{link(other.UUID)}, []string{link(held.UUID)}},
+			{"a transaction's uuid", "search=" + held.PayoutTransactions[0].UUID, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"a transaction's external_id", "search=" + txRef, 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"a transaction's email in another case", "search=Jane@Supplier.example", 200, []string{link(held.UUID)}, []string{link(other.UUID)}},
+			{"waiting for me, searched", "waiting=me&search=batch-2", 200, []string{link(other.UUID), `name="waiting" value="me"`}, []string{link(held.UUID)}},
+			{"an unknown status", "status=hold", 422, []string{`there is no status &#34;hold&#34;`, "held, scheduled, processing"}, []string{link(held.UUID), link(other.UUID)}},
+			{"an unknown currency", "currency=XYZ", 422, []string{"currency:"}, []string{link(held.UUID)}},
+			{"a date that is none", "to_date=31-31-2026", 422, []string{"to_date: must be a date"}, []string{link(held.UUID)}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				a := finance.do("GET", "/portal/payouts?"+tt.query, nil)
+				if a.status != tt.status {
+					t.Errorf("GET ?%s: %d, want %d\n%.1500s", tt.query, a.status, tt.status, a.body)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(a.body, w) {
+						t.Errorf("GET ?%s does not show %q\n%.3000s", tt.query, w, a.body)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(a.body, n) {
+						t.Errorf("GET ?%s shows %q", tt.query, n)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestPortalPayoutForm: the new-payout form is two GET-able steps: the
+// method, chosen from the methods enabled on the merchant's accounts, then
+// that method's fields from its param definitions (each a labelled input,
+// required when mandatory); a method that is not enabled is a 422 naming
+// it; a refused form is shown again with its values and what is wrong;
+// a good one makes the payout paying those fields.
+func TestPortalPayoutForm(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "500", "AUD")["AUD"]
+		finance := signedIn(t, e, portalServer(t, e), p.MerchantID, "finance@shop.example", merchant.Finance)
+		pages := []struct {
+			name, path string
+			status     int
+			want, not  []string
+		}{
+			{"the methods", "/portal/payouts/new", 200, []string{`<optgroup label="AUD">`, `value="au_bank_aud"`, `value="au_payid_npp_aud"`, `id="choose-method"`},
+				[]string{`id="payout-form"`, `name="params"`}},
+			{"a bank transfer's fields", "/portal/payouts/new?payout_method_name=au_bank_aud", 200, []string{`id="payout-form"`,
+				`BSB (6 digits) <input name="param.bsb" required`, `Account number <input name="param.account_number" required`,
+				`<input type="hidden" name="payout_method_name" value="au_bank_aud">`, `value="au_bank_aud" selected`}, []string{`name="param.pay_id"`, `name="params"`}},
+			{"a PayID's fields", "/portal/payouts/new?payout_method_name=au_payid_npp_aud", 200, []string{`name="param.pay_id" required`, `name="param.pay_id_type" required`},
+				[]string{`name="param.bsb"`}},
+			{"a method not enabled", "/portal/payouts/new?payout_method_name=jp_bank_jpy", 422, []string{"payout_method_name: &#34;jp_bank_jpy&#34; is not a payout method enabled"},
+				[]string{`id="payout-form"`}},
+		}
+		for _, tt := range pages {
+			t.Run(tt.name, func(t *testing.T) {
+				a := finance.do("GET", tt.path, nil)
+				if a.status != tt.status {
+					t.Errorf("GET %s: %d, want %d\n%.2000s", tt.path, a.status, tt.status, a.body)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(a.body, w) {
+						t.Errorf("GET %s does not show %q\n%.4000s", tt.path, w, a.body)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(a.body, n) {
+						t.Errorf("GET %s shows %q", tt.path, n)
+					}
+				}
+			})
+		}
+		step := "/portal/payouts/new?payout_method_name=au_bank_aud"
+		bad := payoutForm("12.50")
+		bad["param.bsb"] = "62000"
+		if a := finance.post(step, "/portal/payouts", bad); a.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(a.body, "payout_method_params.bsb: must be 6 digits") || !strings.Contains(a.body, `name="param.bsb" required maxlength="2048" value="62000"`) ||
+			!strings.Contains(a.body, `name="amount" required inputmode="decimal" value="12.50"`) {
+			t.Errorf("a wrong BSB: %d, want 422 with the form again\n%.4000s", a.status, a.body)
+		}
+		good := payoutForm("12.50")
+		good["email"], good["external_id"], good["first_name"] = "jane@supplier.example", "invoice-9", "Jane"
+		a := finance.post(step, "/portal/payouts", good)
+		if a.status != http.StatusSeeOther {
+			t.Fatalf("the form: %d\n%.2000s", a.status, a.body)
+		}
+		po, err := e.Payouts.Get(context.Background(), merchant.Principal{MerchantID: p.MerchantID}, strings.TrimPrefix(a.header.Get("Location"), "/portal/payouts/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := po.PayoutTransactions[0]
+		got := []any{po.PayoutMethodName, tx.Amount.String(), tx.PayoutMethodParams["bsb"], tx.PayoutMethodParams["account_number"], tx.PayoutMethodParams["account_name"], tx.Email, *tx.ExternalID}
+		want := []any{"au_bank_aud", "12.50", "062000", "12345678", "Jane Doe", "jane@supplier.example", "invoice-9"}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("the payout made: %v, want %v", got, want)
+				break
+			}
 		}
 	})
 }

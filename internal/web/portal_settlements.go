@@ -3,18 +3,23 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"payd/internal/portal"
 	"payd/internal/report"
+	"payd/internal/settlement"
+	"payd/internal/webhook"
 )
 
 // Settlements and settlement reports (CONTRACT §13): every signed-in user
-// reads them.
+// reads them; admins and finance users set the settlement config in the
+// settlements page's form (issue 54 item 4).
 
 func (h *portalPages) settlementRoutes() []portalRoute {
 	return []portalRoute{
 		{method: "GET", path: "/portal/settlements", handle: h.settlements},
+		{method: "POST", path: "/portal/settlements/config", may: portal.ChangeSettlements, audit: portal.AuditSettlementConfigChanged, handle: h.putSettlementConfig},
 		{method: "GET", path: "/portal/reports", handle: h.reports},
 	}
 }
@@ -36,8 +41,70 @@ func (h *portalPages) settlements(w http.ResponseWriter, r *http.Request, s port
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "settlements", h.page(s, "Settlements", map[string]any{"Currencies": currencies, "Currency": p.Currency,
-		"Config": config, "Settlements": list, "Pager": newPager(r, page, total)}))
+	pg := h.page(s, "Settlements", map[string]any{"Currencies": currencies, "Currency": p.Currency,
+		"Config": config, "Form": configFormOf(config), "CanChange": s.May(portal.ChangeSettlements) == nil, "Settlements": list, "Pager": newPager(r, page, total)})
+	if r.URL.Query().Get("done") == "saved" {
+		pg.Notice = "The settlement config is saved."
+	}
+	h.render(w, r, http.StatusOK, "settlements", pg)
+}
+
+// configForm is the settlement config form's values: the fields of PUT
+// /v2/settlements/config (settlement.ConfigRequest), the beneficiary a
+// treasury account or a bank account.
+type configForm struct {
+	Frequency   string
+	Beneficiary string // "bank" or "treasury"
+	TreasuryID  string
+	Bank        settlement.BankAccount
+	Webhook     webhook.Target
+}
+
+// configFrequencies are the form's frequencies.
+var configFrequencies = []settlement.Frequency{settlement.EndOfDay, settlement.OnDemand}
+
+func configFormOf(c settlement.Config) configForm {
+	f := configForm{Frequency: string(c.Frequency), Beneficiary: "bank"}
+	if c.TreasuryAccountID != nil {
+		f.Beneficiary, f.TreasuryID = "treasury", *c.TreasuryAccountID
+	}
+	if c.ExternalBankAccount != nil {
+		f.Bank = *c.ExternalBankAccount
+	}
+	if c.WebhookNotification != nil {
+		f.Webhook = *c.WebhookNotification
+	}
+	return f
+}
+
+// Frequencies are the frequency select's options.
+func (configForm) Frequencies() []settlement.Frequency { return configFrequencies }
+
+// putSettlementConfig sets the account's config from the form through
+// portal.Actions (the settlement service's PutConfig) and answers 303 back
+// to the settlements page.
+func (h *portalPages) putSettlementConfig(w http.ResponseWriter, r *http.Request, s portal.Session) {
+	p, _, err := h.principal(r.Context(), s, r.PostFormValue("currency"))
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	_, err = h.actions.PutSettlementConfig(r.Context(), s, p, configRequest(r, p.Currency), h.client(r))
+	h.done(w, r, s, err, "/portal/settlements?"+url.Values{"currency": {p.Currency}, "done": {"saved"}}.Encode())
+}
+
+// configRequest is the form as PUT /v2/settlements/config's body.
+func configRequest(r *http.Request, currency string) settlement.ConfigRequest {
+	v := func(name string) string { return strings.TrimSpace(r.PostFormValue(name)) }
+	req := settlement.ConfigRequest{Currency: currency, Frequency: settlement.Frequency(v("frequency")),
+		WebhookNotification: webhook.Target{EndpointURL: v("webhook_endpoint_url"), AuthorizationHeader: v("webhook_authorization_header")}}
+	if v("beneficiary") == "treasury" {
+		req.TreasuryAccountID = v("treasury_account_id")
+		return req
+	}
+	req.ExternalBankAccount = &settlement.BankAccount{BankName: v("bank_name"), BSB: v("bsb"), BankCode: v("bank_code"), BranchCode: v("branch_code"),
+		SwiftCode: v("swift_code"), AccountNumber: v("account_number"), AccountName: v("account_name"), AccountType: v("account_type")}
+	return req
 }
 
 // reports lists the account's settlement reports, latest first, each with

@@ -52,3 +52,44 @@ func TestPortalSettlementsAndReports(t *testing.T) {
 		}
 	})
 }
+
+// TestPortalSettlementConfigForm: admins and finance users set an
+// account's settlement frequency and beneficiary in the settlements page's
+// form (the fields of PUT /v2/settlements/config), audited; the page shows
+// the form filled with the config; a BSB that is none is a 422 naming it
+// that changes nothing; a viewer sees no form and is refused one (403).
+func TestPortalSettlementConfigForm(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		p := funded(t, e, "250", "AUD")["AUD"]
+		srv := portalServer(t, e)
+		finance := signedIn(t, e, srv, p.MerchantID, "finance@shop.example", merchant.Finance)
+		viewer := signedIn(t, e, srv, p.MerchantID, "viewer@shop.example", merchant.Viewer)
+		page := "/portal/settlements?currency=AUD"
+		form := map[string]string{"currency": "AUD", "frequency": "end_of_day", "beneficiary": "bank", "bank_name": "Westpac", "bsb": "06200",
+			"account_number": "12345678", "account_name": "Shop Pty Ltd"}
+		if a := finance.post(page, "/portal/settlements/config", form); a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "external_bank_account.bsb") {
+			t.Errorf("a BSB of 5 digits: %d, want 422 naming it\n%.1500s", a.status, a.body)
+		}
+		if c, err := e.Settlements.GetConfig(context.Background(), p, "AUD"); err != nil || c.UpdatedAt != nil {
+			t.Fatalf("after the refused form the config is %+v, %v", c, err)
+		}
+		form["bsb"] = "062000"
+		a := finance.follow(finance.post(page, "/portal/settlements/config", form))
+		if !strings.Contains(a.body, "The settlement config is saved.") || !strings.Contains(a.body, `<option selected>end_of_day</option>`) ||
+			!strings.Contains(a.body, `name="bsb" maxlength="6" inputmode="numeric" value="062000"`) || !strings.Contains(a.body, "To Shop Pty Ltd, account 12345678.") {
+			t.Errorf("the settlements page after saving:\n%.4000s", a.body)
+		}
+		wantAudited(t, e, p.MerchantID, "POST", "/portal/settlements/config")
+		c, err := e.Settlements.GetConfig(context.Background(), p, "AUD")
+		if err != nil || c.Frequency != settlement.EndOfDay || c.ExternalBankAccount == nil || c.ExternalBankAccount.BSB != "062000" {
+			t.Errorf("the config: %+v, %v", c, err)
+		}
+		if a := viewer.do("GET", page, nil); strings.Contains(a.body, `id="settlement-config"`) {
+			t.Error("a viewer is shown the settlement config form")
+		}
+		if a := viewer.post(page, "/portal/settlements/config", form); a.status != http.StatusForbidden {
+			t.Errorf("a viewer's form: %d, want 403", a.status)
+		}
+	})
+}
