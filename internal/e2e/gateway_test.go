@@ -149,6 +149,16 @@ func TestGatewayCheckoutFlow(t *testing.T) {
 		want(t, r, 200)
 		redirect := str(r.JSON(t), "redirect_url")
 		id := r.JSON(t)["payment_id"].(json.Number).String()
+		// The page shows each line's total: 2 × 12.50.
+		page, err := http.Get(redirect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(page.Body)
+		page.Body.Close()
+		if !strings.Contains(string(html), `<span class="item-total">25.00</span>`) {
+			t.Errorf("the checkout page shows no line total:\n%.3000s", html)
+		}
 
 		// A form without the page's token is refused.
 		res, err := checkoutClient.PostForm(redirect, cardForm("4242424242424242"))

@@ -196,11 +196,18 @@ func TestHostedPageRedirect(t *testing.T) {
 				browse(t, tab, chromedp.WaitVisible(chromedp.CSS(tt.button)))
 				for sel, want := range map[string]string{
 					"#description": "Order <" + order + ">", "#amount": "125.50", "#currency": "PHP",
-					"#method": "GCash e-wallet", "#status": "Waiting for the customer's payment",
+					"#method": "GCash e-wallet", "#status": "Waiting for the customer's payment", "#payee": "Test Merchant",
 				} {
 					if got := read(t, tab, chromedp.TextContent(chromedp.CSS(sel))); got != want {
 						t.Errorf("%s shows %q, want %q", sel, got, want)
 					}
+				}
+				// The deadline is in the merchant's zone (Australia/Sydney), and the page says what to do.
+				if got := read(t, tab, chromedp.TextContent(chromedp.CSS("#expires"))); !strings.HasSuffix(got, "AEDT") && !strings.HasSuffix(got, "AEST") {
+					t.Errorf("#expires shows %q, want Sydney time", got)
+				}
+				if got := read(t, tab, chromedp.TextContent(chromedp.CSS("#instruction"))); !strings.HasPrefix(got, "Pay 125.50 PHP to Test Merchant by GCash e-wallet before") {
+					t.Errorf("#instruction shows %q", got)
 				}
 
 				browse(t, tab, chromedp.Click(chromedp.CSS(tt.button)))

@@ -2,8 +2,11 @@ package payin
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"payd/internal/fault"
+	"payd/internal/merchant"
 	"payd/internal/store"
 )
 
@@ -57,4 +60,32 @@ func (s *Service) getAny(ctx context.Context, q store.Querier, uuid string, l lo
 		return row{}, err
 	}
 	return s.get(ctx, q, merchantID, uuid, l)
+}
+
+// Payee is who a hosted payin pays, as its page names them: the merchant's
+// name and time zone (the page's deadline is in it).
+type Payee struct {
+	Name string
+	Zone *time.Location
+}
+
+// HostedPayee is the payee of the payin behind a pay_url; a wrong token
+// answers as not found.
+func (s *Service) HostedPayee(ctx context.Context, uuid, token string) (Payee, error) {
+	if !s.ValidPayToken(uuid, token) {
+		return Payee{}, notFound(uuid)
+	}
+	q := s.db.Read()
+	merchantID, err := store.KeyOwner(ctx, q, store.KeyPayin, uuid)
+	if isNoRows(err) {
+		return Payee{}, notFound(uuid)
+	}
+	if err != nil {
+		return Payee{}, err
+	}
+	var name, zone string
+	if err := q.QueryRowContext(ctx, `SELECT name, timezone FROM merchants WHERE id = $1`, merchantID).Scan(&name, &zone); err != nil {
+		return Payee{}, fmt.Errorf("payee of payin %s: %w", uuid, err)
+	}
+	return Payee{Name: name, Zone: merchant.Location(zone)}, nil
 }

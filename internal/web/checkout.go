@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"payd/internal/fault"
 	"payd/internal/gateway"
+	"payd/internal/money"
 )
 
 // The hosted checkout page of the payment gateway (CONTRACT §11):
@@ -68,7 +70,7 @@ type checkoutView struct {
 	gateway.Checkout
 	Token, PageURL     string
 	StatusText         string
-	Items              []gateway.Item
+	Items              []checkoutItem
 	Billing, Shipping  []string
 	Sandbox, Retry     bool
 	ExpiresAt          string
@@ -110,7 +112,7 @@ func (h *checkoutPage) show(w http.ResponseWriter, r *http.Request, id int64, to
 func (h *checkoutPage) view(ctx context.Context, c gateway.Checkout, token string) checkoutView {
 	v := checkoutView{Checkout: c, Token: token, StatusText: checkoutStatusText[c.Status],
 		PageURL: "/checkout/" + strconv.FormatInt(c.PaymentID, 10) + "?t=" + token,
-		Items:   c.OrderDetails.Items, Billing: addressLines(c.OrderDetails.BillingDetails),
+		Items:   checkoutItems(c.OrderDetails.Items), Billing: addressLines(c.OrderDetails.BillingDetails),
 		Shipping: addressLines(c.OrderDetails.ShippingDetails), Sandbox: c.Payable && h.sandbox,
 		Retry: c.Payable && c.Status == gateway.Failed}
 	if c.Payable {
@@ -284,4 +286,45 @@ func (h *checkoutPage) servePayIDQR(w http.ResponseWriter, r *http.Request) {
 	if err := writeQR(w, offer.PayID); err != nil {
 		h.fail(w, fmt.Errorf("render PayID QR of gateway payment %d: %w", id, err), "payment_id", id)
 	}
+}
+
+// checkoutItem is an order line as the page shows it: the item and its
+// line total (quantity times price), empty when either does not read as a
+// number.
+type checkoutItem struct {
+	gateway.Item
+	LineTotal string
+}
+
+func checkoutItems(items []gateway.Item) []checkoutItem {
+	out := make([]checkoutItem, len(items))
+	c := money.MustLookup(gateway.Currency)
+	for i, it := range items {
+		out[i] = checkoutItem{Item: it}
+		if total, ok := lineTotal(it.Quantity, it.Price, c); ok {
+			out[i].LineTotal = money.Format(total, c)
+		}
+	}
+	return out
+}
+
+// lineTotal is quantity (a decimal of at most 4 places, as create_payment
+// takes it) times price (an amount of c) in c's minor units, rounded half
+// away from zero, in integers throughout.
+func lineTotal(quantity, price string, c money.Currency) (int64, bool) {
+	const qScale = 10_000
+	q, _, err := money.Parse(quantity, money.Currency{Code: "QTY", Digits: 4})
+	if err != nil || q <= 0 {
+		return 0, false
+	}
+	p, _, err := money.Parse(price, c)
+	if err != nil || p < 0 || (p > 0 && q > math.MaxInt64/p) {
+		return 0, false
+	}
+	product := q * p
+	total := product / qScale
+	if product%qScale*2 >= qScale {
+		total++
+	}
+	return total, true
 }

@@ -19,3 +19,6 @@ func PortalRoutes() []PortalRoute {
 	}
 	return out
 }
+
+// LineTotal is the checkout's quantity × price.
+var LineTotal = lineTotal

@@ -21,7 +21,7 @@ import (
 //go:embed templates/hosted_parts.html templates/pay.html templates/pay_error.html templates/checkout.html templates/link.html
 var hostedTemplateFS embed.FS
 
-//go:embed assets/pay.css assets/checkout.css assets/link.js
+//go:embed assets/pay.css assets/checkout.css assets/link.js assets/favicon.svg
 var hostedAssetFS embed.FS
 
 var hostedTemplates = template.Must(template.ParseFS(hostedTemplateFS, "templates/*.html"))

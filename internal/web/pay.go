@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	qrcode "github.com/skip2/go-qrcode"
 
@@ -42,6 +43,7 @@ var outcomeStatus = map[string]payin.Status{outcomeCompleted: payin.Received, ou
 // hostedPayins is what the payment page needs of payins.
 type hostedPayins interface {
 	Hosted(ctx context.Context, uuid, token string) (payin.Payin, error)
+	HostedPayee(ctx context.Context, uuid, token string) (payin.Payee, error)
 	PayHosted(ctx context.Context, uuid, token, outcome string) (payin.Payin, error)
 }
 
@@ -103,7 +105,7 @@ func (h *payPage) show(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err, "uuid", uuid)
 		return
 	}
-	h.renderPage(w, http.StatusOK, h.view(pi, token))
+	h.renderPage(w, http.StatusOK, h.view(r, pi, token))
 }
 
 // pay is a press of the sandbox Pay or Fail button. The link's token
@@ -146,7 +148,7 @@ func (h *payPage) settled(w http.ResponseWriter, r *http.Request, uuid, token, o
 		h.finish(w, r, pi, token)
 		return
 	}
-	h.renderPage(w, http.StatusConflict, h.view(pi, token))
+	h.renderPage(w, http.StatusConflict, h.view(r, pi, token))
 }
 
 // finish returns the customer to the merchant after a button settled the
@@ -156,7 +158,7 @@ func (h *payPage) settled(w http.ResponseWriter, r *http.Request, uuid, token, o
 func (h *payPage) finish(w http.ResponseWriter, r *http.Request, pi payin.Payin, token string) {
 	target, ok := returnURL(pi)
 	if !ok {
-		h.renderPage(w, http.StatusOK, h.view(pi, token))
+		h.renderPage(w, http.StatusOK, h.view(r, pi, token))
 		return
 	}
 	setPayHeaders(w.Header(), returnOrigins(pi))
@@ -249,13 +251,23 @@ type payView struct {
 	Pending          bool
 	ExpiresAt        string
 	QRString         string
+	// Payee is the merchant's name; Instruction says what the customer
+	// does, in words.
+	Payee, Instruction string
 	// Buttons shows the sandbox Pay and Fail form.
 	Buttons bool
 	// formTargets are the origins the form may end on (see setPayHeaders).
 	formTargets []string
 }
 
-func (h *payPage) view(pi payin.Payin, token string) payView {
+func (h *payPage) view(r *http.Request, pi payin.Payin, token string) payView {
+	payee, err := h.payins.HostedPayee(r.Context(), pi.UUID, token)
+	if err != nil {
+		// The payin was just read by the same token: only the database can
+		// fail here, and the page still shows the payment without its payee.
+		h.log.Warn("pay page: payee", "uuid", pi.UUID, "err", err)
+		payee = payin.Payee{Zone: time.UTC}
+	}
 	method := pi.PaymentMethod
 	if m, err := payin.Lookup(pi.PaymentMethod); err == nil {
 		method = m.Description
@@ -267,9 +279,11 @@ func (h *payPage) view(pi payin.Payin, token string) payView {
 		Currency: pi.Currency, Method: method, Status: pi.Status, StatusText: pi.StatusText,
 		Pending: pending, Buttons: pending && h.sandbox, formTargets: returnOrigins(pi),
 	}
+	v.Payee = payee.Name
 	if pending {
 		v.QRString = payQRString(pi)
-		v.ExpiresAt = pi.ExpiredAt.T.UTC().Format("2 Jan 2006 15:04 MST")
+		v.ExpiresAt = pi.ExpiredAt.T.In(payee.Zone).Format("2 Jan 2006 15:04 MST")
+		v.Instruction = payInstruction(v)
 	}
 	return v
 }
@@ -317,4 +331,16 @@ func setPayHeaders(h http.Header, formTargets []string) {
 
 func (h *payPage) renderPage(w http.ResponseWriter, status int, v payView) {
 	h.render(w, status, "pay.html", v, func(hd http.Header) { setPayHeaders(hd, v.formTargets) })
+}
+
+// payInstruction says what a pending payin's customer does.
+func payInstruction(v payView) string {
+	to := "the merchant"
+	if v.Payee != "" {
+		to = v.Payee
+	}
+	if v.QRString != "" {
+		return fmt.Sprintf("Scan the QR code below with your banking or e-wallet app and pay %s %s to %s before %s.", v.Amount, v.Currency, to, v.ExpiresAt)
+	}
+	return fmt.Sprintf("Pay %s %s to %s by %s before %s, following the steps your bank or wallet shows.", v.Amount, v.Currency, to, v.Method, v.ExpiresAt)
 }

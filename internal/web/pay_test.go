@@ -49,6 +49,13 @@ func (f *fakePayins) Hosted(_ context.Context, uuid, token string) (payin.Payin,
 	return pi, nil
 }
 
+func (f *fakePayins) HostedPayee(ctx context.Context, uuid, token string) (payin.Payee, error) {
+	if _, err := f.Hosted(ctx, uuid, token); err != nil {
+		return payin.Payee{}, err
+	}
+	return payin.Payee{Name: "Example Shop", Zone: time.UTC}, nil
+}
+
 var fakeStatusText = map[payin.Status]string{payin.Received: "Payment received", payin.Failed: "Payment failed"}
 
 func (f *fakePayins) PayHosted(ctx context.Context, uuid, token, outcome string) (payin.Payin, error) {
@@ -183,7 +190,8 @@ func TestPayPage(t *testing.T) {
 	}{
 		{name: "shows the pending payin", payins: newFakePayins(gcash(id, true)), method: "GET", target: page,
 			wantStatus: 200, wantBody: []string{"Order #42", ">125.50<", ">PHP<", "GCash e-wallet", "Waiting for the customer&#39;s payment",
-				"2 Jan 2030 03:04 UTC", `id="pay"`, `id="fail"`, `name="t" value="` + tok + `"`}, wantFinal: payin.Pending},
+				"2 Jan 2030 03:04 UTC", `id="pay"`, `id="fail"`, `name="t" value="` + tok + `"`, `<strong id="payee">Example Shop</strong>`,
+				"Pay 125.50 PHP to Example Shop by GCash e-wallet before 2 Jan 2030 03:04 UTC"}, wantFinal: payin.Pending},
 		{name: "HEAD", payins: newFakePayins(gcash(id, true)), method: "HEAD", target: page, wantStatus: 200, wantFinal: payin.Pending},
 		{name: "wrong token", payins: newFakePayins(gcash(id, true)), method: "GET", target: "/pay/" + id + "?t=tok-other",
 			wantStatus: 404, wantBody: []string{"Payment not found"}, wantFinal: payin.Pending},
@@ -347,7 +355,8 @@ func TestPayPageQR(t *testing.T) {
 	t.Parallel()
 	const id = "q"
 	body := readPayBody(t, servePay(newFakePayins(qris(id)), true, "GET", "/pay/"+id+"?t="+fakePayToken(id), nil))
-	for _, want := range []string{`<img id="qr" src="/pay/q/qr.png?t=tok-q"`, `<code id="qr-string">` + qrPayload + `</code>`, ">100000.00<", ">IDR<", "QRIS"} {
+	for _, want := range []string{`<img id="qr" src="/pay/q/qr.png?t=tok-q"`, `<code id="qr-string">` + qrPayload + `</code>`, ">100000.00<", ">IDR<", "QRIS",
+		"Scan the QR code below with your banking or e-wallet app and pay 100000.00 IDR to Example Shop before"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q:\n%s", want, body)
 		}

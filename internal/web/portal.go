@@ -43,7 +43,7 @@ import (
 //go:embed templates/portal/*.html
 var portalTemplateFS embed.FS
 
-//go:embed assets/portal.css assets/favicon.svg
+//go:embed assets/portal.css
 var portalAssetFS embed.FS
 
 var portalTemplates = template.Must(template.New("portal").Funcs(timeFuncs).ParseFS(portalTemplateFS, "templates/portal/*.html"))
@@ -165,7 +165,6 @@ func (p *Pages) mountPortal() {
 		actions: p.Portal.Portal.Actions(portal.ActionDeps{Merchants: p.Portal.Merchants, Payouts: p.Portal.Payouts, Webhooks: p.Portal.Webhooks,
 			Policies: p.Portal.Policies, Transfers: p.Portal.Transfers, Settlements: p.Portal.Settlements, Disputes: p.Portal.Disputes})}
 	p.mux.Handle("GET /assets/portal.css", http.FileServerFS(portalAssetFS))
-	p.mux.Handle("GET /assets/favicon.svg", http.FileServerFS(portalAssetFS))
 	h.pageMay = map[string]portal.Permission{}
 	for _, rt := range h.routes() {
 		p.mux.HandleFunc(rt.method+" "+rt.path, h.handler(rt))

@@ -43,6 +43,8 @@ type Pages struct {
 // New returns the pages handler with every page mounted.
 func New(d Deps) *Pages {
 	p := &Pages{Deps: d, log: orDiscard(d.Log), mux: http.NewServeMux()}
+	// Every page's icon, the portal's and the hosted pages'.
+	p.mux.HandleFunc("GET /assets/favicon.svg", serveAsset("assets/favicon.svg"))
 	p.mountVerify()
 	p.mountPay()
 	p.mountPortal()
