@@ -78,7 +78,7 @@ type Deposit struct {
 	RemitterBankName   string       `json:"remitter_bank_name"`
 	RemitterBranchName string       `json:"remitter_branch_name"`
 	Remarks            string       `json:"remarks"`
-	BankReference      *string      `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that credited it (CONTRACT §18): present only on a deposit a bank feed made."`
+	BankReference      *string      `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that credited it: present only on a deposit a bank feed made."`
 	CreatedAt          clock.Time   `json:"created_at"`
 }
 

@@ -78,7 +78,7 @@ var errorCodes = []errorCode{
 	{payin.CodeNotRefundable, http.StatusUnprocessableEntity, "Payins of this method cannot be refunded."},
 	{payin.CodeNotCancellable, http.StatusUnprocessableEntity, "Payins of this method cannot be cancelled."},
 	{payin.CodeOTPInvalid, http.StatusBadRequest, "The OTP is wrong, or the payin is not waiting for one."},
-	{fault.CodeValidation, http.StatusBadRequest, "uuid or code is missing: the OTP confirmation answers it with 400, as it answers a wrong code (CONTRACT §4)."},
+	{fault.CodeValidation, http.StatusBadRequest, "uuid or code is missing: the OTP confirmation answers it with 400, as it answers a wrong code."},
 	{codeMixedAddressing, http.StatusUnprocessableEntity, "A v1 batch mixes PayID and BSB addressing; nothing was created."},
 	{payid.CodeDeregistered, http.StatusUnprocessableEntity, "The PayID is deregistered: its request was paid, cancelled or expired."},
 	{gateway.CodeCardsUnavailable, http.StatusUnprocessableEntity, "Card payments are not configured on this deployment."},

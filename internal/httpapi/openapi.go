@@ -38,7 +38,7 @@ import (
 func apiDescription(throttle *ratelimit.Throttle) string {
 	return `payd: a self-hostable multi-currency merchant payment service.
 
-Conventions (CONTRACT §3):
+Conventions:
 - Base address: {public_url}/api. Sandbox-only endpoints answer 404 in production.
 - Authentication: headers app-id and secret-key, or an access token from GET /v1/payment_gateways/access_token sent as Authorization: Bearer <token> (or in the access-token header). Failures: 401 {"errors":{"code":"REQUIRE_LOGIN","message":"Not Authorised"}}. ` + throttleText(throttle) + `
 - Errors: always {"errors":{"code","message"}}, plus "fields" (member → problem) on validation errors and "request_id" on 500 and 503. ` + errorCodesText + ` Statuses: 400 unreadable body or wrong JSON type (naming the member); 401; 403; 404 unknown or another merchant's id; 405 a known path with another method (METHOD_NOT_ALLOWED, with Allow); 409 state conflict or an idempotent request in flight; 413; 415; 422 a rule is broken; 429; 500 (INTERNAL, with request_id); 503 the database is unavailable for a moment (SERVICE_UNAVAILABLE, with Retry-After), or a sandbox clock advance's due work outlasted ` + clockWorkLimitText + ` (CLOCK_WORK_RUNNING, with Retry-After).
@@ -48,7 +48,7 @@ Conventions (CONTRACT §3):
 - Identifiers: v2 records have an 8-character upper-case base-36 uuid; balance records a 10-character Balance ID; v1 records an integer id.
 - Idempotency: every POST and PUT honours Idempotency-Key (at most ` + strconv.Itoa(idempotency.MaxKeyLen) + ` characters, per merchant; a longer key, or one with a control character or broken UTF-8, is 422 VALIDATION_FAILED naming Idempotency-Key). The key is claimed in the transaction that makes the effect; a replay returns the stored status and body with Idempotent-Replayed: true; the same key with a different method, path or body is 422 IDEMPOTENCY_KEY_REUSED (a multipart/form-data body is compared on its fields and files, not its bytes, so a retry with a new boundary replays); a duplicate while the first runs is 409 IDEMPOTENCY_KEY_IN_USE. Responses under 500 are kept 8 days.
 - Bodies: JSON up to 1 MiB unless an endpoint says otherwise; unknown members are ignored.
-- Text: every string of a body, query parameter, path segment, form field, multipart part and CSV cell is UTF-8 without C0 control characters; tab, CR and LF are allowed only in ` + strings.Join(input.FreeText, ", ") + `. Anything else is 422 VALIDATION_FAILED naming the member (CONTRACT §24), on every database.
+- Text: every string of a body, query parameter, path segment, form field, multipart part and CSV cell is UTF-8 without C0 control characters; tab, CR and LF are allowed only in ` + strings.Join(input.FreeText, ", ") + `. Anything else is 422 VALIDATION_FAILED naming the member, on every database.
 - Created resources answer 201.
 - Operations endpoints, at the root rather than under /api: GET /healthz (the process is up), GET /readyz (the database answers; 503 otherwise), GET /metrics (Prometheus).
 - This document in a browser: GET /api/docs (Swagger UI, served by payd itself).`
@@ -481,7 +481,8 @@ func exampleValue(tag string, t reflect.Type) any {
 }
 
 // componentName names a struct type in the document: package and type, in
-// CamelCase (deposit.Request → DepositRequest).
+// CamelCase (deposit.Request → DepositRequest), without saying the package
+// twice (payin.Payin → Payin, contact.ContactChanges → ContactChanges).
 func componentName(t reflect.Type) string {
 	pkg := t.PkgPath()
 	if i := strings.LastIndex(pkg, "/"); i >= 0 {
@@ -492,13 +493,22 @@ func componentName(t reflect.Type) string {
 		// pageList[payd/internal/payin.Payin] → PayinPageList
 		arg = strings.TrimSuffix(arg, "]")
 		argPkg, argName, _ := strings.Cut(arg[strings.LastIndex(arg, "/")+1:], ".")
-		name = strings.ToUpper(argPkg[:1]) + argPkg[1:] + argName + strings.ToUpper(base[:1]) + base[1:]
-		return name
+		return qualified(argPkg, argName) + strings.ToUpper(base[:1]) + base[1:]
 	}
 	if pkg == "httpapi" {
 		return strings.ToUpper(name[:1]) + name[1:]
 	}
-	return strings.ToUpper(pkg[:1]) + pkg[1:] + name
+	return qualified(pkg, name)
+}
+
+// qualified is a package's type name prefixed by the package, unless the
+// name starts with it already.
+func qualified(pkg, name string) string {
+	prefix := strings.ToUpper(pkg[:1]) + pkg[1:]
+	if strings.HasPrefix(name, prefix) {
+		return name
+	}
+	return prefix + name
 }
 
 // oneOfResponse is a response type that stands for one of several shapes

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,6 +211,33 @@ func TestOpenAPIListsEachOperationsErrorCodes(t *testing.T) {
 					t.Errorf("%d examples, want one for each of %q", len(got.Content.JSON.Examples), want)
 				}
 			})
+		}
+	}
+}
+
+// TestDocumentSpeaksToItsReader: the served document cites no document its
+// reader cannot see ("CONTRACT §3"), and its schema names say their package
+// once (Payin, not PayinPayin).
+func TestDocumentSpeaksToItsReader(t *testing.T) {
+	t.Parallel()
+	for _, env := range []Environment{Sandbox, Production} {
+		raw := servedDocument(t, env)
+		if i := bytes.Index(raw, []byte("CONTRACT §")); i >= 0 {
+			t.Errorf("%s document cites the contract: %q", env, raw[max(0, i-80):min(len(raw), i+40)])
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]any `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		stutter := regexp.MustCompile(`^([A-Z][a-z]+)([A-Z][a-z]+)`)
+		for name := range doc.Components.Schemas {
+			if m := stutter.FindStringSubmatch(name); m != nil && m[1] == m[2] {
+				t.Errorf("%s document: schema %s says its package twice", env, name)
+			}
 		}
 	}
 }

@@ -28,7 +28,7 @@ func (a *API) payidRoutes() []route {
 			}, pagingParams...),
 			response: pageList[payid.PaymentRequest]{}, status: 200, codes: []string{fault.CodeNotFound}, handle: a.listPaymentRequests},
 		{method: "POST", path: "/v1/payment_requests/cancel_payid", auth: authKeys, summary: "Cancel a pending payment request.",
-			description: "The request becomes expired with cancelled_at set, and its PayID is deregistered for good (a payment into it is refused). A request that is not pending is 409 INVALID_STATE naming its status (CONTRACT §16).",
+			description: "The request becomes expired with cancelled_at set, and its PayID is deregistered for good (a payment into it is refused). A request that is not pending is 409 INVALID_STATE naming its status.",
 			body:        payid.CancelRequest{}, response: payid.PaymentRequest{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState},
 			handle: jsonHandler(a, http.StatusOK, a.PayIDs.Cancel), merchantLane: true},
 		{method: "POST", path: "/v1/payment_requests/return", auth: authKeys, summary: "Send a received request's payment back to the payer.",

@@ -11,7 +11,7 @@ import (
 func (a *API) treasuryRoutes() []route {
 	return []route{
 		{method: "POST", path: "/v2/treasury_accounts", auth: authKeys, summary: "Open a treasury account.",
-			description: "AUD opens active at once, with an account number (and the BSB the operator configured); send only currency. USD goes through review: the account is in_review with no account number until an operator approves it (payd treasury review; in the sandbox POST /v2/sandbox/treasury_accounts/review). Its business details (business_name, business_number, address, country, contact_name, contact_email; all six, or none) may come with it as its first submission, or later through POST /v2/treasury_accounts/submissions: {\"currency\":\"USD\"} alone opens it with submissions empty, and there is nothing to review until they come (CONTRACT §24). Other currencies are 422. One treasury account per currency: a second is 409 ALREADY_EXISTS naming the first.",
+			description: "AUD opens active at once, with an account number (and the BSB the operator configured); send only currency. USD goes through review: the account is in_review with no account number until an operator approves it (payd treasury review; in the sandbox POST /v2/sandbox/treasury_accounts/review). Its business details (business_name, business_number, address, country, contact_name, contact_email; all six, or none) may come with it as its first submission, or later through POST /v2/treasury_accounts/submissions: {\"currency\":\"USD\"} alone opens it with submissions empty, and there is nothing to review until they come. Other currencies are 422. One treasury account per currency: a second is 409 ALREADY_EXISTS naming the first.",
 			body:        treasury.CreateRequest{}, response: treasury.Account{}, status: 201, codes: []string{fault.CodeAlreadyExists, fault.CodeInvalidState, fault.CodeNotFound},
 			handle: jsonHandler(a, http.StatusCreated, a.Treasury.Create)},
 		{method: "GET", path: "/v2/treasury_accounts", auth: authKeys, summary: "The merchant's treasury accounts, with their submissions.",
@@ -46,7 +46,7 @@ func (a *API) transferRoutes() []route {
 			params:   []param{{name: "uuid", typ: "string", required: true, doc: "The transfer's uuid (its Balance ID)."}},
 			response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Transfers.Get, nil)},
 		{method: "POST", path: "/v2/transfers/simulate", auth: authKeys, sandboxOnly: true, summary: "Sandbox: complete or fail a processing transfer.",
-			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE, and so is one handed to the operator's bank-file rail (CONTRACT §17: the bank's answer ends it).",
+			description: "completed moves the money to its destination; failed returns it to the source's available balance. A finished transfer is 409 INVALID_STATE, and so is one handed to the operator's bank-file rail (the bank's answer ends it).",
 			body:        transfer.SimulateRequest{}, response: transfer.Transfer{}, status: 200, codes: []string{fault.CodeNotFound, fault.CodeInvalidState, fault.CodeAmountOutOfRange, fault.CodeInsufficientFunds},
 			handle: jsonHandler(a, http.StatusOK, a.Transfers.Simulate), merchantLane: true},
 	}

@@ -126,7 +126,7 @@ type PaymentRequest struct {
 	ReturnReason               string          `json:"return_reason" doc:"Why the money was sent back: a payment of the wrong amount, or the merchant's reason."`
 	PaymentRequestNotification *webhook.Target `json:"payment_request_notification"`
 	Metadata                   map[string]any  `json:"metadata"`
-	BankReference              *string         `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a request a bank feed paid."`
+	BankReference              *string         `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it: present only on a request a bank feed paid."`
 	CreatedAt                  clock.Time      `json:"created_at"`
 	UpdatedAt                  clock.Time      `json:"updated_at"`
 }

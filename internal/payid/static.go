@@ -63,7 +63,7 @@ type StaticPayment struct {
 	BalanceID   string       `json:"balance_id"`
 	// BankReference is the key of the bank entry that paid it, when a bank
 	// feed did (CONTRACT §18).
-	BankReference *string `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a payment a bank feed applied."`
+	BankReference *string `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it: present only on a payment a bank feed applied."`
 }
 
 var prefixPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9.]{0,18}[a-z0-9])?$`)

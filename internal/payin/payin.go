@@ -126,7 +126,7 @@ type Payin struct {
 	Currency            string            `json:"currency"`
 	Amount              money.String      `json:"amount" doc:"The recorded amount (VND, JPY, XAF, KRW, XOF rounded to whole units)."`
 	GST                 bool              `json:"gst"`
-	GSTAmount           money.Number      `json:"gst_amount" doc:"10 % of amount when gst is true (AU merchants in AUD only), else 0: a JSON number, as the public schema types it (CONTRACT §16)."`
+	GSTAmount           money.Number      `json:"gst_amount" doc:"10 % of amount when gst is true (AU merchants in AUD only), else 0: a JSON number, as the public schema types it."`
 	Total               money.String      `json:"total" doc:"amount + gst_amount: what the customer is asked to pay."`
 	PaidAmount          money.String      `json:"paid_amount"`
 	PaymentMethod       string            `json:"payment_method"`
@@ -138,7 +138,7 @@ type Payin struct {
 	WebhookNotification *webhook.Target   `json:"webhook_notification"`
 	Metadata            map[string]string `json:"metadata"`
 	RefundInformation   RefundInformation `json:"refund_information"`
-	BankReference       *string           `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it (CONTRACT §18): present only on a payin a bank feed received."`
+	BankReference       *string           `json:"bank_reference,omitempty" doc:"The key of the operator's bank entry that paid it: present only on a payin a bank feed received."`
 	CreatedAt           clock.Time        `json:"created_at"`
 	UpdatedAt           clock.Time        `json:"updated_at"`
 }
