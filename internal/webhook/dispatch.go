@@ -65,6 +65,9 @@ type Dispatcher struct {
 	// process that crashed is retried soon after by another.
 	Lease time.Duration
 
+	// failures logs failed deliveries, once a minute a receiver.
+	failures failureLog
+
 	mu       sync.Mutex
 	inFlight int
 	busy     map[string]int

@@ -64,6 +64,7 @@ func (d *Dispatcher) attempt(ctx context.Context, ev claimed, records chan<- rec
 		})
 		return
 	}
+	d.logFailure(ev, o)
 	// The attempt's slot is free once the receiver has answered; the event
 	// stays leased to this process until the recorder has written the
 	// outcome, so no other attempt of it starts before.
