@@ -79,7 +79,7 @@ func (a *Actions) PutSettlementConfig(ctx context.Context, by Session, p merchan
 		return settlement.Config{}, fault.NotFoundf("the merchant has no such account")
 	}
 	return audited(ctx, a.portal, func(tx *store.Tx) (settlement.Config, Entry, error) {
-		c, err := a.Settlements.PutConfig(ctx, tx, p, req)
+		c, err := a.Settlements.PutConfigBy(ctx, tx, p, req, settlement.Requester{Label: by.Email, UserID: by.ID})
 		return c, Entry{MerchantID: by.MerchantID, Actor: by.Email, Action: AuditSettlementConfigChanged, Subject: p.Currency,
 			Detail: string(req.Frequency), Client: client}, err
 	})

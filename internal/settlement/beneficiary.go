@@ -70,8 +70,10 @@ func (s *Service) guarded(ctx context.Context, tx *store.Tx, merchantID string, 
 // proposeBeneficiary records r's external account as the config's pending
 // change (a newer one replaces it) and applies the rest of r (frequency,
 // webhook); the beneficiary stays what it was.
-func (s *Service) proposeBeneficiary(ctx context.Context, tx *store.Tx, p merchant.Principal, accountID int64, currency string, r ConfigRequest, now time.Time) (Config, error) {
-	pending, _ := json.Marshal(pendingJSON{ExternalBankAccount: *r.ExternalBankAccount, RequestedBy: "app:" + p.AppID, RequestedAt: now.UnixMilli()})
+func (s *Service) proposeBeneficiary(ctx context.Context, tx *store.Tx, p merchant.Principal, accountID int64, currency string, r ConfigRequest,
+	by Requester, now time.Time) (Config, error) {
+	pending, _ := json.Marshal(pendingJSON{ExternalBankAccount: *r.ExternalBankAccount, RequestedBy: by.Label, RequestedByUser: by.UserID,
+		RequestedAt: now.UnixMilli()})
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settlement_configs (account_id, merchant_id, currency, frequency, treasury_account_id, bank_account,
 		endpoint_url, authorization_header, updated_at, pending_change) VALUES ($1, $2, $3, $4, NULL, '', $5, $6, $7, $8)
 		ON CONFLICT (merchant_id, account_id) DO UPDATE SET frequency = excluded.frequency, endpoint_url = excluded.endpoint_url,

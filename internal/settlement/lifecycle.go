@@ -19,10 +19,25 @@ import (
 	"payd/internal/webhook"
 )
 
-// PutConfig sets an account's frequency and its one beneficiary. It applies
-// to later settlements only. Turning end_of_day on schedules the end of
-// today, on the merchant's time zone.
+// Requester is who asks for a config change: a beneficiary change that
+// waits for approval names them, and they may not approve it themselves.
+type Requester struct {
+	// Label is shown as pending_change.requested_by: app:<app-id>, or the
+	// portal user's email.
+	Label  string
+	UserID string
+}
+
+// PutConfig sets an account's frequency and its one beneficiary, asked for
+// by the calling app (PUT /v2/settlements/config).
 func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Principal, r ConfigRequest) (Config, error) {
+	return s.PutConfigBy(ctx, tx, p, r, Requester{Label: "app:" + p.AppID})
+}
+
+// PutConfigBy is PutConfig asked for by by (a portal user). It applies to
+// later settlements only. Turning end_of_day on schedules the end of
+// today, on the merchant's time zone.
+func (s *Service) PutConfigBy(ctx context.Context, tx *store.Tx, p merchant.Principal, r ConfigRequest, by Requester) (Config, error) {
 	currency := currencyOf(p, r.Currency)
 	f := fault.Fields{}
 	if r.Frequency != EndOfDay && r.Frequency != OnDemand {
@@ -74,7 +89,7 @@ func (s *Service) PutConfig(ctx context.Context, tx *store.Tx, p merchant.Princi
 		return Config{}, err
 	}
 	if guarded {
-		return s.proposeBeneficiary(ctx, tx, p, acc.ID, currency, r, now)
+		return s.proposeBeneficiary(ctx, tx, p, acc.ID, currency, r, by, now)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO settlement_configs (account_id, merchant_id, currency, frequency, treasury_account_id, bank_account,
 		endpoint_url, authorization_header, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)

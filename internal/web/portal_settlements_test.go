@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"payd/internal/merchant"
+	"payd/internal/policy"
 	"payd/internal/server/servertest"
 	"payd/internal/settlement"
+	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
 
@@ -84,6 +86,36 @@ func TestPortalSettlementConfigForm(t *testing.T) {
 		c, err := e.Settlements.GetConfig(context.Background(), p, "AUD")
 		if err != nil || c.Frequency != settlement.EndOfDay || c.ExternalBankAccount == nil || c.ExternalBankAccount.BSB != "062000" {
 			t.Errorf("the config: %+v, %v", c, err)
+		}
+		// With beneficiary approval on, the form's change of bank account
+		// waits for another finance user, who approves it on the page.
+		a1 := policy.Actor{UserID: "u-a1", Email: "a1@shop.example", Role: merchant.Admin}
+		a2 := policy.Actor{UserID: "u-a2", Email: "a2@shop.example", Role: merchant.Admin}
+		if _, err := store.Do(context.Background(), e.DB, func(tx *store.Tx) (policy.Policy, error) {
+			r, err := e.Policies.ProposeBeneficiaryApproval(context.Background(), tx, p.MerchantID, a1, true, e.Clock.Now())
+			if err != nil {
+				return r, err
+			}
+			return e.Policies.Decide(context.Background(), tx, p.MerchantID, r.ID, a2, true, e.Clock.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		form["account_number"], form["account_name"] = "87654321", "Shop New Bank"
+		pending := finance.follow(finance.post(page, "/portal/settlements/config", form))
+		if !strings.Contains(pending.body, "87654321") || !strings.Contains(pending.body, "To Shop Pty Ltd, account 12345678.") ||
+			!strings.Contains(pending.body, "asked for by finance@shop.example") {
+			t.Errorf("the page with the change pending:\n%.4000s", pending.body)
+		}
+		if c, _ := e.Settlements.GetConfig(context.Background(), p, "AUD"); c.PendingChange == nil || c.ExternalBankAccount.AccountNumber != "12345678" {
+			t.Fatalf("the config after the form with approval on: %+v", c)
+		}
+		if a := finance.post(page, "/portal/settlements/beneficiary/approve", map[string]string{"currency": "AUD"}); a.status != http.StatusForbidden {
+			t.Errorf("the change's maker approving it: %d, want 403", a.status)
+		}
+		checker := signedIn(t, e, srv, p.MerchantID, "checker@shop.example", merchant.Finance)
+		checker.follow(checker.post(page, "/portal/settlements/beneficiary/approve", map[string]string{"currency": "AUD"}))
+		if c, _ := e.Settlements.GetConfig(context.Background(), p, "AUD"); c.PendingChange != nil || c.ExternalBankAccount.AccountNumber != "87654321" {
+			t.Errorf("the config after another's approval: %+v", c)
 		}
 		if a := viewer.do("GET", page, nil); strings.Contains(a.body, `id="settlement-config"`) {
 			t.Error("a viewer is shown the settlement config form")
