@@ -156,8 +156,20 @@ func webhooksSection(g *schemaGen) map[string]map[string]any {
 // openAPI serves the document of this API's routes (a production server
 // documents no sandbox routes), built once.
 func (a *API) openAPI(w http.ResponseWriter, r *http.Request) {
+	writeBody(w, http.StatusOK, a.document())
+}
+
+// document is the OpenAPI document of this API's routes, built once.
+func (a *API) document() []byte {
 	a.openAPIOnce.Do(func() { a.openAPIBody, _ = json.MarshalIndent(a.buildOpenAPI(), "", "  ") })
-	writeBody(w, http.StatusOK, a.openAPIBody)
+	return a.openAPIBody
+}
+
+// Document is the OpenAPI document env's API serves at /api/openapi.json,
+// built from the route table alone (no database, no server), so that the
+// official clients can be generated from it (client/).
+func Document(env Environment) []byte {
+	return New(Deps{Env: env, Metrics: NewMetrics()}).document()
 }
 
 // buildOpenAPI renders the route table as an OpenAPI 3.1 document.
