@@ -140,15 +140,19 @@ func webhooksSection(g *schemaGen) map[string]map[string]any {
 			}
 			schema = map[string]any{"oneOf": shapes}
 		}
-		out[e.types[0]] = map[string]any{"post": map[string]any{
-			"operationId":   "webhook_" + strings.ReplaceAll(e.types[0], ".", "_"),
-			"security":      []map[string][]string{{"webhookSignature": {}}},
-			"summary":       e.summary,
-			"x-event-types": e.types,
-			"description":   "Sent with X-Event-Type one of: " + strings.Join(e.types, ", ") + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.",
-			"requestBody":   map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema}}},
-			"responses":     map[string]any{"200": map[string]any{"description": "Any 2xx: delivered."}},
-		}}
+		// Each event type is a webhook of its own, titled by it; the types
+		// of one group share their summary and body.
+		for _, typ := range e.types {
+			out[typ] = map[string]any{"post": map[string]any{
+				"operationId":   "webhook_" + strings.ReplaceAll(typ, ".", "_"),
+				"security":      []map[string][]string{{"webhookSignature": {}}},
+				"summary":       typ + ": " + e.summary,
+				"x-event-types": []string{typ},
+				"description":   "Sent with X-Event-Type " + typ + ". Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.",
+				"requestBody":   map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": schema}}},
+				"responses":     map[string]any{"200": map[string]any{"description": "Any 2xx: delivered."}},
+			}}
+		}
 	}
 	return out
 }

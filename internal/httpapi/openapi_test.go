@@ -216,8 +216,8 @@ func TestOpenAPIListsEachOperationsErrorCodes(t *testing.T) {
 }
 
 // TestDocumentSpeaksToItsReader: the served document cites no document its
-// reader cannot see ("CONTRACT §3"), and its schema names say their package
-// once (Payin, not PayinPayin).
+// reader cannot see ("CONTRACT §3"), its schema names say their package
+// once (Payin, not PayinPayin), and each event is a webhook titled by it.
 func TestDocumentSpeaksToItsReader(t *testing.T) {
 	t.Parallel()
 	for _, env := range []Environment{Sandbox, Production} {
@@ -229,9 +229,21 @@ func TestDocumentSpeaksToItsReader(t *testing.T) {
 			Components struct {
 				Schemas map[string]any `json:"schemas"`
 			} `json:"components"`
+			Webhooks map[string]struct {
+				Post struct {
+					Types []string `json:"x-event-types"`
+				} `json:"post"`
+			} `json:"webhooks"`
 		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			t.Fatal(err)
+		}
+		for _, e := range events {
+			for _, typ := range e.types {
+				if w, ok := doc.Webhooks[typ]; !ok || len(w.Post.Types) != 1 || w.Post.Types[0] != typ {
+					t.Errorf("%s document: event %s is no webhook titled by itself (%v)", env, typ, w.Post.Types)
+				}
+			}
 		}
 		stutter := regexp.MustCompile(`^([A-Z][a-z]+)([A-Z][a-z]+)`)
 		for name := range doc.Components.Schemas {

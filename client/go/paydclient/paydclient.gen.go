@@ -21742,8 +21742,33 @@ type PostV3PayinLinksRefund500JSONResponseBodyErrorsCode string
 // PostV3PayinLinksRefund503JSONResponseBodyErrorsCode defines parameters for PostV3PayinLinksRefund.
 type PostV3PayinLinksRefund503JSONResponseBodyErrorsCode string
 
+// WebhookPayoutCompletedJSONBody defines parameters for WebhookPayoutCompleted.
+type WebhookPayoutCompletedJSONBody struct {
+	union json.RawMessage
+}
+
+// WebhookPayoutExpiredJSONBody defines parameters for WebhookPayoutExpired.
+type WebhookPayoutExpiredJSONBody struct {
+	union json.RawMessage
+}
+
 // WebhookPayoutHeldJSONBody defines parameters for WebhookPayoutHeld.
 type WebhookPayoutHeldJSONBody struct {
+	union json.RawMessage
+}
+
+// WebhookPayoutProcessingJSONBody defines parameters for WebhookPayoutProcessing.
+type WebhookPayoutProcessingJSONBody struct {
+	union json.RawMessage
+}
+
+// WebhookPayoutRejectedJSONBody defines parameters for WebhookPayoutRejected.
+type WebhookPayoutRejectedJSONBody struct {
+	union json.RawMessage
+}
+
+// WebhookPayoutScheduledJSONBody defines parameters for WebhookPayoutScheduled.
+type WebhookPayoutScheduledJSONBody struct {
 	union json.RawMessage
 }
 
@@ -21894,29 +21919,116 @@ type PostV3PayinLinksJSONRequestBody = GatewayLinkRequest
 // PostV3PayinLinksRefundJSONRequestBody defines body for PostV3PayinLinksRefund for application/json ContentType.
 type PostV3PayinLinksRefundJSONRequestBody = GatewayLinkRefundRequest
 
+// WebhookDisputeClosedJSONRequestBody defines body for WebhookDisputeClosed for application/json ContentType.
+type WebhookDisputeClosedJSONRequestBody = Dispute
+
 // WebhookDisputeCreatedJSONRequestBody defines body for WebhookDisputeCreated for application/json ContentType.
 type WebhookDisputeCreatedJSONRequestBody = Dispute
+
+// WebhookDisputeUpdatedJSONRequestBody defines body for WebhookDisputeUpdated for application/json ContentType.
+type WebhookDisputeUpdatedJSONRequestBody = Dispute
+
+// WebhookGatewayPaymentExpiredJSONRequestBody defines body for WebhookGatewayPaymentExpired for application/json ContentType.
+type WebhookGatewayPaymentExpiredJSONRequestBody = GatewayPayment
 
 // WebhookGatewayPaymentFailedJSONRequestBody defines body for WebhookGatewayPaymentFailed for application/json ContentType.
 type WebhookGatewayPaymentFailedJSONRequestBody = GatewayPayment
 
+// WebhookGatewayPaymentPaidJSONRequestBody defines body for WebhookGatewayPaymentPaid for application/json ContentType.
+type WebhookGatewayPaymentPaidJSONRequestBody = GatewayPayment
+
+// WebhookKycApprovedJSONRequestBody defines body for WebhookKycApproved for application/json ContentType.
+type WebhookKycApprovedJSONRequestBody = Contact
+
+// WebhookKycFailedJSONRequestBody defines body for WebhookKycFailed for application/json ContentType.
+type WebhookKycFailedJSONRequestBody = Contact
+
 // WebhookKycPendingJSONRequestBody defines body for WebhookKycPending for application/json ContentType.
 type WebhookKycPendingJSONRequestBody = Contact
+
+// WebhookPayinCancelledJSONRequestBody defines body for WebhookPayinCancelled for application/json ContentType.
+type WebhookPayinCancelledJSONRequestBody = Payin
+
+// WebhookPayinExpiredJSONRequestBody defines body for WebhookPayinExpired for application/json ContentType.
+type WebhookPayinExpiredJSONRequestBody = Payin
+
+// WebhookPayinFailedJSONRequestBody defines body for WebhookPayinFailed for application/json ContentType.
+type WebhookPayinFailedJSONRequestBody = Payin
+
+// WebhookPayinPayCodeJSONRequestBody defines body for WebhookPayinPayCode for application/json ContentType.
+type WebhookPayinPayCodeJSONRequestBody = Payin
 
 // WebhookPayinPendingJSONRequestBody defines body for WebhookPayinPending for application/json ContentType.
 type WebhookPayinPendingJSONRequestBody = Payin
 
+// WebhookPayinReceivedJSONRequestBody defines body for WebhookPayinReceived for application/json ContentType.
+type WebhookPayinReceivedJSONRequestBody = Payin
+
+// WebhookPayinReturnExpiredJSONRequestBody defines body for WebhookPayinReturnExpired for application/json ContentType.
+type WebhookPayinReturnExpiredJSONRequestBody = Payin
+
+// WebhookPayinReturnPendingJSONRequestBody defines body for WebhookPayinReturnPending for application/json ContentType.
+type WebhookPayinReturnPendingJSONRequestBody = Payin
+
+// WebhookPayinReturnReceivedJSONRequestBody defines body for WebhookPayinReturnReceived for application/json ContentType.
+type WebhookPayinReturnReceivedJSONRequestBody = Payin
+
+// WebhookPayinLinkExpiredJSONRequestBody defines body for WebhookPayinLinkExpired for application/json ContentType.
+type WebhookPayinLinkExpiredJSONRequestBody = GatewayLink
+
 // WebhookPayinLinkFailedJSONRequestBody defines body for WebhookPayinLinkFailed for application/json ContentType.
 type WebhookPayinLinkFailedJSONRequestBody = GatewayLink
+
+// WebhookPayinLinkPaidJSONRequestBody defines body for WebhookPayinLinkPaid for application/json ContentType.
+type WebhookPayinLinkPaidJSONRequestBody = GatewayLink
+
+// WebhookPaymentRequestExpiredJSONRequestBody defines body for WebhookPaymentRequestExpired for application/json ContentType.
+type WebhookPaymentRequestExpiredJSONRequestBody = PayidPaymentRequest
 
 // WebhookPaymentRequestPendingJSONRequestBody defines body for WebhookPaymentRequestPending for application/json ContentType.
 type WebhookPaymentRequestPendingJSONRequestBody = PayidPaymentRequest
 
+// WebhookPaymentRequestReceivedJSONRequestBody defines body for WebhookPaymentRequestReceived for application/json ContentType.
+type WebhookPaymentRequestReceivedJSONRequestBody = PayidPaymentRequest
+
+// WebhookPaymentRequestReturnExpiredJSONRequestBody defines body for WebhookPaymentRequestReturnExpired for application/json ContentType.
+type WebhookPaymentRequestReturnExpiredJSONRequestBody = PayidPaymentRequest
+
+// WebhookPaymentRequestReturnPendingJSONRequestBody defines body for WebhookPaymentRequestReturnPending for application/json ContentType.
+type WebhookPaymentRequestReturnPendingJSONRequestBody = PayidPaymentRequest
+
+// WebhookPaymentRequestReturnReceivedJSONRequestBody defines body for WebhookPaymentRequestReturnReceived for application/json ContentType.
+type WebhookPaymentRequestReturnReceivedJSONRequestBody = PayidPaymentRequest
+
+// WebhookPaymentRequestReturnRejectedJSONRequestBody defines body for WebhookPaymentRequestReturnRejected for application/json ContentType.
+type WebhookPaymentRequestReturnRejectedJSONRequestBody = PayidPaymentRequest
+
+// WebhookPayoutCompletedJSONRequestBody defines body for WebhookPayoutCompleted for application/json ContentType.
+type WebhookPayoutCompletedJSONRequestBody WebhookPayoutCompletedJSONBody
+
+// WebhookPayoutExpiredJSONRequestBody defines body for WebhookPayoutExpired for application/json ContentType.
+type WebhookPayoutExpiredJSONRequestBody WebhookPayoutExpiredJSONBody
+
 // WebhookPayoutHeldJSONRequestBody defines body for WebhookPayoutHeld for application/json ContentType.
 type WebhookPayoutHeldJSONRequestBody WebhookPayoutHeldJSONBody
 
+// WebhookPayoutProcessingJSONRequestBody defines body for WebhookPayoutProcessing for application/json ContentType.
+type WebhookPayoutProcessingJSONRequestBody WebhookPayoutProcessingJSONBody
+
+// WebhookPayoutRejectedJSONRequestBody defines body for WebhookPayoutRejected for application/json ContentType.
+type WebhookPayoutRejectedJSONRequestBody WebhookPayoutRejectedJSONBody
+
+// WebhookPayoutScheduledJSONRequestBody defines body for WebhookPayoutScheduled for application/json ContentType.
+type WebhookPayoutScheduledJSONRequestBody WebhookPayoutScheduledJSONBody
+
 // WebhookPayoutTransactionDoneJSONRequestBody defines body for WebhookPayoutTransactionDone for application/json ContentType.
 type WebhookPayoutTransactionDoneJSONRequestBody = PayoutTransactionEvent
+
+// WebhookPayoutTransactionFailedJSONRequestBody defines body for WebhookPayoutTransactionFailed for application/json ContentType.
+type WebhookPayoutTransactionFailedJSONRequestBody = PayoutTransactionEvent
+
+// WebhookPayoutTransactionReturnedJSONRequestBody defines body for WebhookPayoutTransactionReturned for application/json ContentType.
+type WebhookPayoutTransactionReturnedJSONRequestBody = PayoutTransactionEvent
 
 // WebhookPingJSONRequestBody defines body for WebhookPing for application/json ContentType.
 type WebhookPingJSONRequestBody = WebhookPing
@@ -21924,14 +22036,41 @@ type WebhookPingJSONRequestBody = WebhookPing
 // WebhookReportCreatedJSONRequestBody defines body for WebhookReportCreated for application/json ContentType.
 type WebhookReportCreatedJSONRequestBody = Report
 
+// WebhookSettlementCompletedJSONRequestBody defines body for WebhookSettlementCompleted for application/json ContentType.
+type WebhookSettlementCompletedJSONRequestBody = Settlement
+
+// WebhookSettlementFailedJSONRequestBody defines body for WebhookSettlementFailed for application/json ContentType.
+type WebhookSettlementFailedJSONRequestBody = Settlement
+
 // WebhookSettlementProcessingJSONRequestBody defines body for WebhookSettlementProcessing for application/json ContentType.
 type WebhookSettlementProcessingJSONRequestBody = Settlement
+
+// WebhookSettlementReturnedJSONRequestBody defines body for WebhookSettlementReturned for application/json ContentType.
+type WebhookSettlementReturnedJSONRequestBody = Settlement
 
 // WebhookStaticPayidPaymentJSONRequestBody defines body for WebhookStaticPayidPayment for application/json ContentType.
 type WebhookStaticPayidPaymentJSONRequestBody = PayidStaticPayment
 
+// WebhookTransferCompletedJSONRequestBody defines body for WebhookTransferCompleted for application/json ContentType.
+type WebhookTransferCompletedJSONRequestBody = Transfer
+
+// WebhookTransferExpiredJSONRequestBody defines body for WebhookTransferExpired for application/json ContentType.
+type WebhookTransferExpiredJSONRequestBody = Transfer
+
+// WebhookTransferFailedJSONRequestBody defines body for WebhookTransferFailed for application/json ContentType.
+type WebhookTransferFailedJSONRequestBody = Transfer
+
 // WebhookTransferHeldJSONRequestBody defines body for WebhookTransferHeld for application/json ContentType.
 type WebhookTransferHeldJSONRequestBody = Transfer
+
+// WebhookTransferProcessingJSONRequestBody defines body for WebhookTransferProcessing for application/json ContentType.
+type WebhookTransferProcessingJSONRequestBody = Transfer
+
+// WebhookTransferRejectedJSONRequestBody defines body for WebhookTransferRejected for application/json ContentType.
+type WebhookTransferRejectedJSONRequestBody = Transfer
+
+// WebhookTransferReturnedJSONRequestBody defines body for WebhookTransferReturned for application/json ContentType.
+type WebhookTransferReturnedJSONRequestBody = Transfer
 
 // WebhookWebhookEndpointDisabledJSONRequestBody defines body for WebhookWebhookEndpointDisabled for application/json ContentType.
 type WebhookWebhookEndpointDisabledJSONRequestBody = WebhookEndpoint
@@ -22990,6 +23129,130 @@ func (t *GetV2BanksBranches200JSONResponseBody) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsPayout returns the union data inside the WebhookPayoutCompletedJSONBody as a Payout
+func (t WebhookPayoutCompletedJSONBody) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the WebhookPayoutCompletedJSONBody as the provided Payout
+func (t *WebhookPayoutCompletedJSONBody) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the WebhookPayoutCompletedJSONBody, using the provided Payout
+func (t *WebhookPayoutCompletedJSONBody) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayoutV1Payout returns the union data inside the WebhookPayoutCompletedJSONBody as a PayoutV1Payout
+func (t WebhookPayoutCompletedJSONBody) AsPayoutV1Payout() (PayoutV1Payout, error) {
+	var body PayoutV1Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayoutV1Payout overwrites any union data inside the WebhookPayoutCompletedJSONBody as the provided PayoutV1Payout
+func (t *WebhookPayoutCompletedJSONBody) FromPayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayoutV1Payout performs a merge with any union data inside the WebhookPayoutCompletedJSONBody, using the provided PayoutV1Payout
+func (t *WebhookPayoutCompletedJSONBody) MergePayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookPayoutCompletedJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookPayoutCompletedJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPayout returns the union data inside the WebhookPayoutExpiredJSONBody as a Payout
+func (t WebhookPayoutExpiredJSONBody) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the WebhookPayoutExpiredJSONBody as the provided Payout
+func (t *WebhookPayoutExpiredJSONBody) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the WebhookPayoutExpiredJSONBody, using the provided Payout
+func (t *WebhookPayoutExpiredJSONBody) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayoutV1Payout returns the union data inside the WebhookPayoutExpiredJSONBody as a PayoutV1Payout
+func (t WebhookPayoutExpiredJSONBody) AsPayoutV1Payout() (PayoutV1Payout, error) {
+	var body PayoutV1Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayoutV1Payout overwrites any union data inside the WebhookPayoutExpiredJSONBody as the provided PayoutV1Payout
+func (t *WebhookPayoutExpiredJSONBody) FromPayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayoutV1Payout performs a merge with any union data inside the WebhookPayoutExpiredJSONBody, using the provided PayoutV1Payout
+func (t *WebhookPayoutExpiredJSONBody) MergePayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookPayoutExpiredJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookPayoutExpiredJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPayout returns the union data inside the WebhookPayoutHeldJSONBody as a Payout
 func (t WebhookPayoutHeldJSONBody) AsPayout() (Payout, error) {
 	var body Payout
@@ -23048,6 +23311,192 @@ func (t WebhookPayoutHeldJSONBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *WebhookPayoutHeldJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPayout returns the union data inside the WebhookPayoutProcessingJSONBody as a Payout
+func (t WebhookPayoutProcessingJSONBody) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the WebhookPayoutProcessingJSONBody as the provided Payout
+func (t *WebhookPayoutProcessingJSONBody) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the WebhookPayoutProcessingJSONBody, using the provided Payout
+func (t *WebhookPayoutProcessingJSONBody) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayoutV1Payout returns the union data inside the WebhookPayoutProcessingJSONBody as a PayoutV1Payout
+func (t WebhookPayoutProcessingJSONBody) AsPayoutV1Payout() (PayoutV1Payout, error) {
+	var body PayoutV1Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayoutV1Payout overwrites any union data inside the WebhookPayoutProcessingJSONBody as the provided PayoutV1Payout
+func (t *WebhookPayoutProcessingJSONBody) FromPayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayoutV1Payout performs a merge with any union data inside the WebhookPayoutProcessingJSONBody, using the provided PayoutV1Payout
+func (t *WebhookPayoutProcessingJSONBody) MergePayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookPayoutProcessingJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookPayoutProcessingJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPayout returns the union data inside the WebhookPayoutRejectedJSONBody as a Payout
+func (t WebhookPayoutRejectedJSONBody) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the WebhookPayoutRejectedJSONBody as the provided Payout
+func (t *WebhookPayoutRejectedJSONBody) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the WebhookPayoutRejectedJSONBody, using the provided Payout
+func (t *WebhookPayoutRejectedJSONBody) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayoutV1Payout returns the union data inside the WebhookPayoutRejectedJSONBody as a PayoutV1Payout
+func (t WebhookPayoutRejectedJSONBody) AsPayoutV1Payout() (PayoutV1Payout, error) {
+	var body PayoutV1Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayoutV1Payout overwrites any union data inside the WebhookPayoutRejectedJSONBody as the provided PayoutV1Payout
+func (t *WebhookPayoutRejectedJSONBody) FromPayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayoutV1Payout performs a merge with any union data inside the WebhookPayoutRejectedJSONBody, using the provided PayoutV1Payout
+func (t *WebhookPayoutRejectedJSONBody) MergePayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookPayoutRejectedJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookPayoutRejectedJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPayout returns the union data inside the WebhookPayoutScheduledJSONBody as a Payout
+func (t WebhookPayoutScheduledJSONBody) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the WebhookPayoutScheduledJSONBody as the provided Payout
+func (t *WebhookPayoutScheduledJSONBody) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the WebhookPayoutScheduledJSONBody, using the provided Payout
+func (t *WebhookPayoutScheduledJSONBody) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayoutV1Payout returns the union data inside the WebhookPayoutScheduledJSONBody as a PayoutV1Payout
+func (t WebhookPayoutScheduledJSONBody) AsPayoutV1Payout() (PayoutV1Payout, error) {
+	var body PayoutV1Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayoutV1Payout overwrites any union data inside the WebhookPayoutScheduledJSONBody as the provided PayoutV1Payout
+func (t *WebhookPayoutScheduledJSONBody) FromPayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePayoutV1Payout performs a merge with any union data inside the WebhookPayoutScheduledJSONBody, using the provided PayoutV1Payout
+func (t *WebhookPayoutScheduledJSONBody) MergePayoutV1Payout(v PayoutV1Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookPayoutScheduledJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookPayoutScheduledJSONBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -83531,45 +83980,190 @@ func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Re
 
 // WebhookInitiatorInterface is the interface specification for the webhook initiator.
 type WebhookInitiatorInterface interface {
+	// WebhookDisputeClosedWithBody fires the dispute.closed webhook with any body
+	WebhookDisputeClosedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookDisputeClosed(ctx context.Context, targetURL string, body WebhookDisputeClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookDisputeCreatedWithBody fires the dispute.created webhook with any body
 	WebhookDisputeCreatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookDisputeCreated(ctx context.Context, targetURL string, body WebhookDisputeCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookDisputeUpdatedWithBody fires the dispute.updated webhook with any body
+	WebhookDisputeUpdatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookDisputeUpdated(ctx context.Context, targetURL string, body WebhookDisputeUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookGatewayPaymentExpiredWithBody fires the gateway_payment.expired webhook with any body
+	WebhookGatewayPaymentExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookGatewayPaymentExpired(ctx context.Context, targetURL string, body WebhookGatewayPaymentExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookGatewayPaymentFailedWithBody fires the gateway_payment.failed webhook with any body
 	WebhookGatewayPaymentFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookGatewayPaymentFailed(ctx context.Context, targetURL string, body WebhookGatewayPaymentFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookGatewayPaymentPaidWithBody fires the gateway_payment.paid webhook with any body
+	WebhookGatewayPaymentPaidWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookGatewayPaymentPaid(ctx context.Context, targetURL string, body WebhookGatewayPaymentPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookKycApprovedWithBody fires the kyc.approved webhook with any body
+	WebhookKycApprovedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookKycApproved(ctx context.Context, targetURL string, body WebhookKycApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookKycFailedWithBody fires the kyc.failed webhook with any body
+	WebhookKycFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookKycFailed(ctx context.Context, targetURL string, body WebhookKycFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookKycPendingWithBody fires the kyc.pending webhook with any body
 	WebhookKycPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookKycPending(ctx context.Context, targetURL string, body WebhookKycPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinCancelledWithBody fires the payin.cancelled webhook with any body
+	WebhookPayinCancelledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinCancelled(ctx context.Context, targetURL string, body WebhookPayinCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinExpiredWithBody fires the payin.expired webhook with any body
+	WebhookPayinExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinExpired(ctx context.Context, targetURL string, body WebhookPayinExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinFailedWithBody fires the payin.failed webhook with any body
+	WebhookPayinFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinFailed(ctx context.Context, targetURL string, body WebhookPayinFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinPayCodeWithBody fires the payin.pay_code webhook with any body
+	WebhookPayinPayCodeWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinPayCode(ctx context.Context, targetURL string, body WebhookPayinPayCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookPayinPendingWithBody fires the payin.pending webhook with any body
 	WebhookPayinPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookPayinPending(ctx context.Context, targetURL string, body WebhookPayinPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookPayinReceivedWithBody fires the payin.received webhook with any body
+	WebhookPayinReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinReceived(ctx context.Context, targetURL string, body WebhookPayinReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinReturnExpiredWithBody fires the payin.return_expired webhook with any body
+	WebhookPayinReturnExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinReturnExpired(ctx context.Context, targetURL string, body WebhookPayinReturnExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinReturnPendingWithBody fires the payin.return_pending webhook with any body
+	WebhookPayinReturnPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinReturnPending(ctx context.Context, targetURL string, body WebhookPayinReturnPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinReturnReceivedWithBody fires the payin.return_received webhook with any body
+	WebhookPayinReturnReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinReturnReceived(ctx context.Context, targetURL string, body WebhookPayinReturnReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinLinkExpiredWithBody fires the payin_link.expired webhook with any body
+	WebhookPayinLinkExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinLinkExpired(ctx context.Context, targetURL string, body WebhookPayinLinkExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookPayinLinkFailedWithBody fires the payin_link.failed webhook with any body
 	WebhookPayinLinkFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookPayinLinkFailed(ctx context.Context, targetURL string, body WebhookPayinLinkFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayinLinkPaidWithBody fires the payin_link.paid webhook with any body
+	WebhookPayinLinkPaidWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayinLinkPaid(ctx context.Context, targetURL string, body WebhookPayinLinkPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPaymentRequestExpiredWithBody fires the payment_request.expired webhook with any body
+	WebhookPaymentRequestExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestExpired(ctx context.Context, targetURL string, body WebhookPaymentRequestExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookPaymentRequestPendingWithBody fires the payment_request.pending webhook with any body
 	WebhookPaymentRequestPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookPaymentRequestPending(ctx context.Context, targetURL string, body WebhookPaymentRequestPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookPaymentRequestReceivedWithBody fires the payment_request.received webhook with any body
+	WebhookPaymentRequestReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestReceived(ctx context.Context, targetURL string, body WebhookPaymentRequestReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPaymentRequestReturnExpiredWithBody fires the payment_request.return_expired webhook with any body
+	WebhookPaymentRequestReturnExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestReturnExpired(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPaymentRequestReturnPendingWithBody fires the payment_request.return_pending webhook with any body
+	WebhookPaymentRequestReturnPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestReturnPending(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPaymentRequestReturnReceivedWithBody fires the payment_request.return_received webhook with any body
+	WebhookPaymentRequestReturnReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestReturnReceived(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPaymentRequestReturnRejectedWithBody fires the payment_request.return_rejected webhook with any body
+	WebhookPaymentRequestReturnRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPaymentRequestReturnRejected(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutCompletedWithBody fires the payout.completed webhook with any body
+	WebhookPayoutCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutCompleted(ctx context.Context, targetURL string, body WebhookPayoutCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutExpiredWithBody fires the payout.expired webhook with any body
+	WebhookPayoutExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutExpired(ctx context.Context, targetURL string, body WebhookPayoutExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookPayoutHeldWithBody fires the payout.held webhook with any body
 	WebhookPayoutHeldWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookPayoutHeld(ctx context.Context, targetURL string, body WebhookPayoutHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookPayoutProcessingWithBody fires the payout.processing webhook with any body
+	WebhookPayoutProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutProcessing(ctx context.Context, targetURL string, body WebhookPayoutProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutRejectedWithBody fires the payout.rejected webhook with any body
+	WebhookPayoutRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutRejected(ctx context.Context, targetURL string, body WebhookPayoutRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutScheduledWithBody fires the payout.scheduled webhook with any body
+	WebhookPayoutScheduledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutScheduled(ctx context.Context, targetURL string, body WebhookPayoutScheduledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookPayoutTransactionDoneWithBody fires the payout_transaction.done webhook with any body
 	WebhookPayoutTransactionDoneWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookPayoutTransactionDone(ctx context.Context, targetURL string, body WebhookPayoutTransactionDoneJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutTransactionFailedWithBody fires the payout_transaction.failed webhook with any body
+	WebhookPayoutTransactionFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutTransactionFailed(ctx context.Context, targetURL string, body WebhookPayoutTransactionFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPayoutTransactionReturnedWithBody fires the payout_transaction.returned webhook with any body
+	WebhookPayoutTransactionReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPayoutTransactionReturned(ctx context.Context, targetURL string, body WebhookPayoutTransactionReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookPingWithBody fires the ping webhook with any body
 	WebhookPingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -83581,25 +84175,94 @@ type WebhookInitiatorInterface interface {
 
 	WebhookReportCreated(ctx context.Context, targetURL string, body WebhookReportCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookSettlementCompletedWithBody fires the settlement.completed webhook with any body
+	WebhookSettlementCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookSettlementCompleted(ctx context.Context, targetURL string, body WebhookSettlementCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookSettlementFailedWithBody fires the settlement.failed webhook with any body
+	WebhookSettlementFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookSettlementFailed(ctx context.Context, targetURL string, body WebhookSettlementFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookSettlementProcessingWithBody fires the settlement.processing webhook with any body
 	WebhookSettlementProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookSettlementProcessing(ctx context.Context, targetURL string, body WebhookSettlementProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookSettlementReturnedWithBody fires the settlement.returned webhook with any body
+	WebhookSettlementReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookSettlementReturned(ctx context.Context, targetURL string, body WebhookSettlementReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookStaticPayidPaymentWithBody fires the static_payid.payment webhook with any body
 	WebhookStaticPayidPaymentWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookStaticPayidPayment(ctx context.Context, targetURL string, body WebhookStaticPayidPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookTransferCompletedWithBody fires the transfer.completed webhook with any body
+	WebhookTransferCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferCompleted(ctx context.Context, targetURL string, body WebhookTransferCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTransferExpiredWithBody fires the transfer.expired webhook with any body
+	WebhookTransferExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferExpired(ctx context.Context, targetURL string, body WebhookTransferExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTransferFailedWithBody fires the transfer.failed webhook with any body
+	WebhookTransferFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferFailed(ctx context.Context, targetURL string, body WebhookTransferFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookTransferHeldWithBody fires the transfer.held webhook with any body
 	WebhookTransferHeldWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookTransferHeld(ctx context.Context, targetURL string, body WebhookTransferHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookTransferProcessingWithBody fires the transfer.processing webhook with any body
+	WebhookTransferProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferProcessing(ctx context.Context, targetURL string, body WebhookTransferProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTransferRejectedWithBody fires the transfer.rejected webhook with any body
+	WebhookTransferRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferRejected(ctx context.Context, targetURL string, body WebhookTransferRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTransferReturnedWithBody fires the transfer.returned webhook with any body
+	WebhookTransferReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTransferReturned(ctx context.Context, targetURL string, body WebhookTransferReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookWebhookEndpointDisabledWithBody fires the webhook_endpoint.disabled webhook with any body
 	WebhookWebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookWebhookEndpointDisabled(ctx context.Context, targetURL string, body WebhookWebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) WebhookDisputeClosedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookDisputeClosedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookDisputeClosed(ctx context.Context, targetURL string, body WebhookDisputeClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookDisputeClosedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
 }
 
 func (p *WebhookInitiator) WebhookDisputeCreatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -83616,6 +84279,54 @@ func (p *WebhookInitiator) WebhookDisputeCreatedWithBody(ctx context.Context, ta
 
 func (p *WebhookInitiator) WebhookDisputeCreated(ctx context.Context, targetURL string, body WebhookDisputeCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookDisputeCreatedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookDisputeUpdatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookDisputeUpdatedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookDisputeUpdated(ctx context.Context, targetURL string, body WebhookDisputeUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookDisputeUpdatedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookGatewayPaymentExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookGatewayPaymentExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookGatewayPaymentExpired(ctx context.Context, targetURL string, body WebhookGatewayPaymentExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookGatewayPaymentExpiredWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83650,6 +84361,78 @@ func (p *WebhookInitiator) WebhookGatewayPaymentFailed(ctx context.Context, targ
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookGatewayPaymentPaidWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookGatewayPaymentPaidWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookGatewayPaymentPaid(ctx context.Context, targetURL string, body WebhookGatewayPaymentPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookGatewayPaymentPaidWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookKycApprovedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookKycApprovedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookKycApproved(ctx context.Context, targetURL string, body WebhookKycApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookKycApprovedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookKycFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookKycFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookKycFailed(ctx context.Context, targetURL string, body WebhookKycFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookKycFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookKycPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookKycPendingWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83664,6 +84447,102 @@ func (p *WebhookInitiator) WebhookKycPendingWithBody(ctx context.Context, target
 
 func (p *WebhookInitiator) WebhookKycPending(ctx context.Context, targetURL string, body WebhookKycPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookKycPendingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinCancelledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinCancelledWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinCancelled(ctx context.Context, targetURL string, body WebhookPayinCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinCancelledWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinExpired(ctx context.Context, targetURL string, body WebhookPayinExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinFailed(ctx context.Context, targetURL string, body WebhookPayinFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinPayCodeWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinPayCodeWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinPayCode(ctx context.Context, targetURL string, body WebhookPayinPayCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinPayCodeWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83698,6 +84577,126 @@ func (p *WebhookInitiator) WebhookPayinPending(ctx context.Context, targetURL st
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookPayinReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReceivedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReceived(ctx context.Context, targetURL string, body WebhookPayinReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReceivedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnExpired(ctx context.Context, targetURL string, body WebhookPayinReturnExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnPendingWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnPending(ctx context.Context, targetURL string, body WebhookPayinReturnPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnPendingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnReceivedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinReturnReceived(ctx context.Context, targetURL string, body WebhookPayinReturnReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinReturnReceivedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinLinkExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinLinkExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinLinkExpired(ctx context.Context, targetURL string, body WebhookPayinLinkExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinLinkExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookPayinLinkFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookPayinLinkFailedWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83712,6 +84711,54 @@ func (p *WebhookInitiator) WebhookPayinLinkFailedWithBody(ctx context.Context, t
 
 func (p *WebhookInitiator) WebhookPayinLinkFailed(ctx context.Context, targetURL string, body WebhookPayinLinkFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookPayinLinkFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinLinkPaidWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinLinkPaidWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayinLinkPaid(ctx context.Context, targetURL string, body WebhookPayinLinkPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayinLinkPaidWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestExpired(ctx context.Context, targetURL string, body WebhookPaymentRequestExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestExpiredWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83746,6 +84793,174 @@ func (p *WebhookInitiator) WebhookPaymentRequestPending(ctx context.Context, tar
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookPaymentRequestReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReceivedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReceived(ctx context.Context, targetURL string, body WebhookPaymentRequestReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReceivedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnExpired(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnPendingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnPendingWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnPending(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnPendingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnPendingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnReceivedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnReceivedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnReceived(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnReceivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnReceivedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnRejectedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPaymentRequestReturnRejected(ctx context.Context, targetURL string, body WebhookPaymentRequestReturnRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPaymentRequestReturnRejectedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutCompletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutCompleted(ctx context.Context, targetURL string, body WebhookPayoutCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutExpired(ctx context.Context, targetURL string, body WebhookPayoutExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookPayoutHeldWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookPayoutHeldWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83770,6 +84985,78 @@ func (p *WebhookInitiator) WebhookPayoutHeld(ctx context.Context, targetURL stri
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookPayoutProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutProcessingWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutProcessing(ctx context.Context, targetURL string, body WebhookPayoutProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutProcessingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutRejectedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutRejected(ctx context.Context, targetURL string, body WebhookPayoutRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutRejectedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutScheduledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutScheduledWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutScheduled(ctx context.Context, targetURL string, body WebhookPayoutScheduledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutScheduledWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookPayoutTransactionDoneWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookPayoutTransactionDoneWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83784,6 +85071,54 @@ func (p *WebhookInitiator) WebhookPayoutTransactionDoneWithBody(ctx context.Cont
 
 func (p *WebhookInitiator) WebhookPayoutTransactionDone(ctx context.Context, targetURL string, body WebhookPayoutTransactionDoneJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookPayoutTransactionDoneWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutTransactionFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutTransactionFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutTransactionFailed(ctx context.Context, targetURL string, body WebhookPayoutTransactionFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutTransactionFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutTransactionReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutTransactionReturnedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPayoutTransactionReturned(ctx context.Context, targetURL string, body WebhookPayoutTransactionReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPayoutTransactionReturnedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83842,6 +85177,54 @@ func (p *WebhookInitiator) WebhookReportCreated(ctx context.Context, targetURL s
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookSettlementCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementCompletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookSettlementCompleted(ctx context.Context, targetURL string, body WebhookSettlementCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookSettlementFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookSettlementFailed(ctx context.Context, targetURL string, body WebhookSettlementFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookSettlementProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookSettlementProcessingWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83856,6 +85239,30 @@ func (p *WebhookInitiator) WebhookSettlementProcessingWithBody(ctx context.Conte
 
 func (p *WebhookInitiator) WebhookSettlementProcessing(ctx context.Context, targetURL string, body WebhookSettlementProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookSettlementProcessingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookSettlementReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementReturnedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookSettlementReturned(ctx context.Context, targetURL string, body WebhookSettlementReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookSettlementReturnedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83890,6 +85297,78 @@ func (p *WebhookInitiator) WebhookStaticPayidPayment(ctx context.Context, target
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookTransferCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferCompletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferCompleted(ctx context.Context, targetURL string, body WebhookTransferCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferExpiredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferExpiredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferExpired(ctx context.Context, targetURL string, body WebhookTransferExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferExpiredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferFailed(ctx context.Context, targetURL string, body WebhookTransferFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookTransferHeldWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookTransferHeldWebhookRequestWithBody(targetURL, contentType, body)
 	if err != nil {
@@ -83904,6 +85383,78 @@ func (p *WebhookInitiator) WebhookTransferHeldWithBody(ctx context.Context, targ
 
 func (p *WebhookInitiator) WebhookTransferHeld(ctx context.Context, targetURL string, body WebhookTransferHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookTransferHeldWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferProcessingWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferProcessingWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferProcessing(ctx context.Context, targetURL string, body WebhookTransferProcessingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferProcessingWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferRejectedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferRejectedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferRejected(ctx context.Context, targetURL string, body WebhookTransferRejectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferRejectedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferReturnedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferReturnedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTransferReturned(ctx context.Context, targetURL string, body WebhookTransferReturnedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTransferReturnedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -83938,6 +85489,37 @@ func (p *WebhookInitiator) WebhookWebhookEndpointDisabled(ctx context.Context, t
 	return p.Client.Do(req)
 }
 
+// NewWebhookDisputeClosedWebhookRequest builds a application/json POST request for the dispute.closed webhook
+func NewWebhookDisputeClosedWebhookRequest(targetURL string, body WebhookDisputeClosedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookDisputeClosedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookDisputeClosedWebhookRequestWithBody builds a POST request for the dispute.closed webhook with any body
+func NewWebhookDisputeClosedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookDisputeCreatedWebhookRequest builds a application/json POST request for the dispute.created webhook
 func NewWebhookDisputeCreatedWebhookRequest(targetURL string, body WebhookDisputeCreatedJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -83951,6 +85533,68 @@ func NewWebhookDisputeCreatedWebhookRequest(targetURL string, body WebhookDisput
 
 // NewWebhookDisputeCreatedWebhookRequestWithBody builds a POST request for the dispute.created webhook with any body
 func NewWebhookDisputeCreatedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookDisputeUpdatedWebhookRequest builds a application/json POST request for the dispute.updated webhook
+func NewWebhookDisputeUpdatedWebhookRequest(targetURL string, body WebhookDisputeUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookDisputeUpdatedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookDisputeUpdatedWebhookRequestWithBody builds a POST request for the dispute.updated webhook with any body
+func NewWebhookDisputeUpdatedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookGatewayPaymentExpiredWebhookRequest builds a application/json POST request for the gateway_payment.expired webhook
+func NewWebhookGatewayPaymentExpiredWebhookRequest(targetURL string, body WebhookGatewayPaymentExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookGatewayPaymentExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookGatewayPaymentExpiredWebhookRequestWithBody builds a POST request for the gateway_payment.expired webhook with any body
+func NewWebhookGatewayPaymentExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -84000,6 +85644,99 @@ func NewWebhookGatewayPaymentFailedWebhookRequestWithBody(targetURL string, cont
 	return req, nil
 }
 
+// NewWebhookGatewayPaymentPaidWebhookRequest builds a application/json POST request for the gateway_payment.paid webhook
+func NewWebhookGatewayPaymentPaidWebhookRequest(targetURL string, body WebhookGatewayPaymentPaidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookGatewayPaymentPaidWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookGatewayPaymentPaidWebhookRequestWithBody builds a POST request for the gateway_payment.paid webhook with any body
+func NewWebhookGatewayPaymentPaidWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookKycApprovedWebhookRequest builds a application/json POST request for the kyc.approved webhook
+func NewWebhookKycApprovedWebhookRequest(targetURL string, body WebhookKycApprovedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookKycApprovedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookKycApprovedWebhookRequestWithBody builds a POST request for the kyc.approved webhook with any body
+func NewWebhookKycApprovedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookKycFailedWebhookRequest builds a application/json POST request for the kyc.failed webhook
+func NewWebhookKycFailedWebhookRequest(targetURL string, body WebhookKycFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookKycFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookKycFailedWebhookRequestWithBody builds a POST request for the kyc.failed webhook with any body
+func NewWebhookKycFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookKycPendingWebhookRequest builds a application/json POST request for the kyc.pending webhook
 func NewWebhookKycPendingWebhookRequest(targetURL string, body WebhookKycPendingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84013,6 +85750,130 @@ func NewWebhookKycPendingWebhookRequest(targetURL string, body WebhookKycPending
 
 // NewWebhookKycPendingWebhookRequestWithBody builds a POST request for the kyc.pending webhook with any body
 func NewWebhookKycPendingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinCancelledWebhookRequest builds a application/json POST request for the payin.cancelled webhook
+func NewWebhookPayinCancelledWebhookRequest(targetURL string, body WebhookPayinCancelledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinCancelledWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinCancelledWebhookRequestWithBody builds a POST request for the payin.cancelled webhook with any body
+func NewWebhookPayinCancelledWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinExpiredWebhookRequest builds a application/json POST request for the payin.expired webhook
+func NewWebhookPayinExpiredWebhookRequest(targetURL string, body WebhookPayinExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinExpiredWebhookRequestWithBody builds a POST request for the payin.expired webhook with any body
+func NewWebhookPayinExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinFailedWebhookRequest builds a application/json POST request for the payin.failed webhook
+func NewWebhookPayinFailedWebhookRequest(targetURL string, body WebhookPayinFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinFailedWebhookRequestWithBody builds a POST request for the payin.failed webhook with any body
+func NewWebhookPayinFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinPayCodeWebhookRequest builds a application/json POST request for the payin.pay_code webhook
+func NewWebhookPayinPayCodeWebhookRequest(targetURL string, body WebhookPayinPayCodeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinPayCodeWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinPayCodeWebhookRequestWithBody builds a POST request for the payin.pay_code webhook with any body
+func NewWebhookPayinPayCodeWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -84062,6 +85923,161 @@ func NewWebhookPayinPendingWebhookRequestWithBody(targetURL string, contentType 
 	return req, nil
 }
 
+// NewWebhookPayinReceivedWebhookRequest builds a application/json POST request for the payin.received webhook
+func NewWebhookPayinReceivedWebhookRequest(targetURL string, body WebhookPayinReceivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinReceivedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinReceivedWebhookRequestWithBody builds a POST request for the payin.received webhook with any body
+func NewWebhookPayinReceivedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinReturnExpiredWebhookRequest builds a application/json POST request for the payin.return_expired webhook
+func NewWebhookPayinReturnExpiredWebhookRequest(targetURL string, body WebhookPayinReturnExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinReturnExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinReturnExpiredWebhookRequestWithBody builds a POST request for the payin.return_expired webhook with any body
+func NewWebhookPayinReturnExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinReturnPendingWebhookRequest builds a application/json POST request for the payin.return_pending webhook
+func NewWebhookPayinReturnPendingWebhookRequest(targetURL string, body WebhookPayinReturnPendingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinReturnPendingWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinReturnPendingWebhookRequestWithBody builds a POST request for the payin.return_pending webhook with any body
+func NewWebhookPayinReturnPendingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinReturnReceivedWebhookRequest builds a application/json POST request for the payin.return_received webhook
+func NewWebhookPayinReturnReceivedWebhookRequest(targetURL string, body WebhookPayinReturnReceivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinReturnReceivedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinReturnReceivedWebhookRequestWithBody builds a POST request for the payin.return_received webhook with any body
+func NewWebhookPayinReturnReceivedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinLinkExpiredWebhookRequest builds a application/json POST request for the payin_link.expired webhook
+func NewWebhookPayinLinkExpiredWebhookRequest(targetURL string, body WebhookPayinLinkExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinLinkExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinLinkExpiredWebhookRequestWithBody builds a POST request for the payin_link.expired webhook with any body
+func NewWebhookPayinLinkExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookPayinLinkFailedWebhookRequest builds a application/json POST request for the payin_link.failed webhook
 func NewWebhookPayinLinkFailedWebhookRequest(targetURL string, body WebhookPayinLinkFailedJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84075,6 +86091,68 @@ func NewWebhookPayinLinkFailedWebhookRequest(targetURL string, body WebhookPayin
 
 // NewWebhookPayinLinkFailedWebhookRequestWithBody builds a POST request for the payin_link.failed webhook with any body
 func NewWebhookPayinLinkFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayinLinkPaidWebhookRequest builds a application/json POST request for the payin_link.paid webhook
+func NewWebhookPayinLinkPaidWebhookRequest(targetURL string, body WebhookPayinLinkPaidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayinLinkPaidWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayinLinkPaidWebhookRequestWithBody builds a POST request for the payin_link.paid webhook with any body
+func NewWebhookPayinLinkPaidWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPaymentRequestExpiredWebhookRequest builds a application/json POST request for the payment_request.expired webhook
+func NewWebhookPaymentRequestExpiredWebhookRequest(targetURL string, body WebhookPaymentRequestExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestExpiredWebhookRequestWithBody builds a POST request for the payment_request.expired webhook with any body
+func NewWebhookPaymentRequestExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -84124,6 +86202,223 @@ func NewWebhookPaymentRequestPendingWebhookRequestWithBody(targetURL string, con
 	return req, nil
 }
 
+// NewWebhookPaymentRequestReceivedWebhookRequest builds a application/json POST request for the payment_request.received webhook
+func NewWebhookPaymentRequestReceivedWebhookRequest(targetURL string, body WebhookPaymentRequestReceivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestReceivedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestReceivedWebhookRequestWithBody builds a POST request for the payment_request.received webhook with any body
+func NewWebhookPaymentRequestReceivedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPaymentRequestReturnExpiredWebhookRequest builds a application/json POST request for the payment_request.return_expired webhook
+func NewWebhookPaymentRequestReturnExpiredWebhookRequest(targetURL string, body WebhookPaymentRequestReturnExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestReturnExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestReturnExpiredWebhookRequestWithBody builds a POST request for the payment_request.return_expired webhook with any body
+func NewWebhookPaymentRequestReturnExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPaymentRequestReturnPendingWebhookRequest builds a application/json POST request for the payment_request.return_pending webhook
+func NewWebhookPaymentRequestReturnPendingWebhookRequest(targetURL string, body WebhookPaymentRequestReturnPendingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestReturnPendingWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestReturnPendingWebhookRequestWithBody builds a POST request for the payment_request.return_pending webhook with any body
+func NewWebhookPaymentRequestReturnPendingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPaymentRequestReturnReceivedWebhookRequest builds a application/json POST request for the payment_request.return_received webhook
+func NewWebhookPaymentRequestReturnReceivedWebhookRequest(targetURL string, body WebhookPaymentRequestReturnReceivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestReturnReceivedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestReturnReceivedWebhookRequestWithBody builds a POST request for the payment_request.return_received webhook with any body
+func NewWebhookPaymentRequestReturnReceivedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPaymentRequestReturnRejectedWebhookRequest builds a application/json POST request for the payment_request.return_rejected webhook
+func NewWebhookPaymentRequestReturnRejectedWebhookRequest(targetURL string, body WebhookPaymentRequestReturnRejectedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPaymentRequestReturnRejectedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPaymentRequestReturnRejectedWebhookRequestWithBody builds a POST request for the payment_request.return_rejected webhook with any body
+func NewWebhookPaymentRequestReturnRejectedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutCompletedWebhookRequest builds a application/json POST request for the payout.completed webhook
+func NewWebhookPayoutCompletedWebhookRequest(targetURL string, body WebhookPayoutCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutCompletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutCompletedWebhookRequestWithBody builds a POST request for the payout.completed webhook with any body
+func NewWebhookPayoutCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutExpiredWebhookRequest builds a application/json POST request for the payout.expired webhook
+func NewWebhookPayoutExpiredWebhookRequest(targetURL string, body WebhookPayoutExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutExpiredWebhookRequestWithBody builds a POST request for the payout.expired webhook with any body
+func NewWebhookPayoutExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookPayoutHeldWebhookRequest builds a application/json POST request for the payout.held webhook
 func NewWebhookPayoutHeldWebhookRequest(targetURL string, body WebhookPayoutHeldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84155,6 +86450,99 @@ func NewWebhookPayoutHeldWebhookRequestWithBody(targetURL string, contentType st
 	return req, nil
 }
 
+// NewWebhookPayoutProcessingWebhookRequest builds a application/json POST request for the payout.processing webhook
+func NewWebhookPayoutProcessingWebhookRequest(targetURL string, body WebhookPayoutProcessingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutProcessingWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutProcessingWebhookRequestWithBody builds a POST request for the payout.processing webhook with any body
+func NewWebhookPayoutProcessingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutRejectedWebhookRequest builds a application/json POST request for the payout.rejected webhook
+func NewWebhookPayoutRejectedWebhookRequest(targetURL string, body WebhookPayoutRejectedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutRejectedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutRejectedWebhookRequestWithBody builds a POST request for the payout.rejected webhook with any body
+func NewWebhookPayoutRejectedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutScheduledWebhookRequest builds a application/json POST request for the payout.scheduled webhook
+func NewWebhookPayoutScheduledWebhookRequest(targetURL string, body WebhookPayoutScheduledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutScheduledWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutScheduledWebhookRequestWithBody builds a POST request for the payout.scheduled webhook with any body
+func NewWebhookPayoutScheduledWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookPayoutTransactionDoneWebhookRequest builds a application/json POST request for the payout_transaction.done webhook
 func NewWebhookPayoutTransactionDoneWebhookRequest(targetURL string, body WebhookPayoutTransactionDoneJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84168,6 +86556,68 @@ func NewWebhookPayoutTransactionDoneWebhookRequest(targetURL string, body Webhoo
 
 // NewWebhookPayoutTransactionDoneWebhookRequestWithBody builds a POST request for the payout_transaction.done webhook with any body
 func NewWebhookPayoutTransactionDoneWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutTransactionFailedWebhookRequest builds a application/json POST request for the payout_transaction.failed webhook
+func NewWebhookPayoutTransactionFailedWebhookRequest(targetURL string, body WebhookPayoutTransactionFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutTransactionFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutTransactionFailedWebhookRequestWithBody builds a POST request for the payout_transaction.failed webhook with any body
+func NewWebhookPayoutTransactionFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookPayoutTransactionReturnedWebhookRequest builds a application/json POST request for the payout_transaction.returned webhook
+func NewWebhookPayoutTransactionReturnedWebhookRequest(targetURL string, body WebhookPayoutTransactionReturnedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPayoutTransactionReturnedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookPayoutTransactionReturnedWebhookRequestWithBody builds a POST request for the payout_transaction.returned webhook with any body
+func NewWebhookPayoutTransactionReturnedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -84248,6 +86698,68 @@ func NewWebhookReportCreatedWebhookRequestWithBody(targetURL string, contentType
 	return req, nil
 }
 
+// NewWebhookSettlementCompletedWebhookRequest builds a application/json POST request for the settlement.completed webhook
+func NewWebhookSettlementCompletedWebhookRequest(targetURL string, body WebhookSettlementCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookSettlementCompletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookSettlementCompletedWebhookRequestWithBody builds a POST request for the settlement.completed webhook with any body
+func NewWebhookSettlementCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookSettlementFailedWebhookRequest builds a application/json POST request for the settlement.failed webhook
+func NewWebhookSettlementFailedWebhookRequest(targetURL string, body WebhookSettlementFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookSettlementFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookSettlementFailedWebhookRequestWithBody builds a POST request for the settlement.failed webhook with any body
+func NewWebhookSettlementFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookSettlementProcessingWebhookRequest builds a application/json POST request for the settlement.processing webhook
 func NewWebhookSettlementProcessingWebhookRequest(targetURL string, body WebhookSettlementProcessingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84261,6 +86773,37 @@ func NewWebhookSettlementProcessingWebhookRequest(targetURL string, body Webhook
 
 // NewWebhookSettlementProcessingWebhookRequestWithBody builds a POST request for the settlement.processing webhook with any body
 func NewWebhookSettlementProcessingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookSettlementReturnedWebhookRequest builds a application/json POST request for the settlement.returned webhook
+func NewWebhookSettlementReturnedWebhookRequest(targetURL string, body WebhookSettlementReturnedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookSettlementReturnedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookSettlementReturnedWebhookRequestWithBody builds a POST request for the settlement.returned webhook with any body
+func NewWebhookSettlementReturnedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -84310,6 +86853,99 @@ func NewWebhookStaticPayidPaymentWebhookRequestWithBody(targetURL string, conten
 	return req, nil
 }
 
+// NewWebhookTransferCompletedWebhookRequest builds a application/json POST request for the transfer.completed webhook
+func NewWebhookTransferCompletedWebhookRequest(targetURL string, body WebhookTransferCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferCompletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferCompletedWebhookRequestWithBody builds a POST request for the transfer.completed webhook with any body
+func NewWebhookTransferCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookTransferExpiredWebhookRequest builds a application/json POST request for the transfer.expired webhook
+func NewWebhookTransferExpiredWebhookRequest(targetURL string, body WebhookTransferExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferExpiredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferExpiredWebhookRequestWithBody builds a POST request for the transfer.expired webhook with any body
+func NewWebhookTransferExpiredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookTransferFailedWebhookRequest builds a application/json POST request for the transfer.failed webhook
+func NewWebhookTransferFailedWebhookRequest(targetURL string, body WebhookTransferFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferFailedWebhookRequestWithBody builds a POST request for the transfer.failed webhook with any body
+func NewWebhookTransferFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewWebhookTransferHeldWebhookRequest builds a application/json POST request for the transfer.held webhook
 func NewWebhookTransferHeldWebhookRequest(targetURL string, body WebhookTransferHeldJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -84323,6 +86959,99 @@ func NewWebhookTransferHeldWebhookRequest(targetURL string, body WebhookTransfer
 
 // NewWebhookTransferHeldWebhookRequestWithBody builds a POST request for the transfer.held webhook with any body
 func NewWebhookTransferHeldWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookTransferProcessingWebhookRequest builds a application/json POST request for the transfer.processing webhook
+func NewWebhookTransferProcessingWebhookRequest(targetURL string, body WebhookTransferProcessingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferProcessingWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferProcessingWebhookRequestWithBody builds a POST request for the transfer.processing webhook with any body
+func NewWebhookTransferProcessingWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookTransferRejectedWebhookRequest builds a application/json POST request for the transfer.rejected webhook
+func NewWebhookTransferRejectedWebhookRequest(targetURL string, body WebhookTransferRejectedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferRejectedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferRejectedWebhookRequestWithBody builds a POST request for the transfer.rejected webhook with any body
+func NewWebhookTransferRejectedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewWebhookTransferReturnedWebhookRequest builds a application/json POST request for the transfer.returned webhook
+func NewWebhookTransferReturnedWebhookRequest(targetURL string, body WebhookTransferReturnedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTransferReturnedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewWebhookTransferReturnedWebhookRequestWithBody builds a POST request for the transfer.returned webhook with any body
+func NewWebhookTransferReturnedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -1771,6 +1771,26 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "dispute.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.closed: A card payment was disputed (created), the merchant submitted evidence (updated), or the dispute was decided: won, lost, accepted or unanswered by due_by (closed); to the payment's notification target.
+         * @description Sent with X-Event-Type dispute.closed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_dispute_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "dispute.created": {
         parameters: {
             query?: never;
@@ -1781,10 +1801,50 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A card payment was disputed (created), the merchant submitted evidence (updated), or the dispute was decided: won, lost, accepted or unanswered by due_by (closed); to the payment's notification target.
-         * @description Sent with X-Event-Type one of: dispute.created, dispute.updated, dispute.closed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * dispute.created: A card payment was disputed (created), the merchant submitted evidence (updated), or the dispute was decided: won, lost, accepted or unanswered by due_by (closed); to the payment's notification target.
+         * @description Sent with X-Event-Type dispute.created. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_dispute_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.updated: A card payment was disputed (created), the merchant submitted evidence (updated), or the dispute was decided: won, lost, accepted or unanswered by due_by (closed); to the payment's notification target.
+         * @description Sent with X-Event-Type dispute.updated. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_dispute_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "gateway_payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * gateway_payment.expired: A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.
+         * @description Sent with X-Event-Type gateway_payment.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_gateway_payment_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1801,10 +1861,70 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.
-         * @description Sent with X-Event-Type one of: gateway_payment.failed, gateway_payment.paid, gateway_payment.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * gateway_payment.failed: A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.
+         * @description Sent with X-Event-Type gateway_payment.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_gateway_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "gateway_payment.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * gateway_payment.paid: A payment gateway (v1) payment changed status; sent to its payment_gateway_notification.
+         * @description Sent with X-Event-Type gateway_payment.paid. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_gateway_payment_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * kyc.approved: A contact's KYC status changed.
+         * @description Sent with X-Event-Type kyc.approved. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_kyc_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * kyc.failed: A contact's KYC status changed.
+         * @description Sent with X-Event-Type kyc.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_kyc_failed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1821,10 +1941,90 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A contact's KYC status changed.
-         * @description Sent with X-Event-Type one of: kyc.pending, kyc.approved, kyc.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * kyc.pending: A contact's KYC status changed.
+         * @description Sent with X-Event-Type kyc.pending. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_kyc_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.cancelled: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.cancelled. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.expired: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.failed: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.pay_code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.pay_code: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.pay_code. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_pay_code"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1841,10 +2041,110 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A payin changed status, or received its payment details (payin.pay_code).
-         * @description Sent with X-Event-Type one of: payin.pending, payin.received, payin.failed, payin.expired, payin.cancelled, payin.return_pending, payin.return_received, payin.return_expired, payin.pay_code. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * payin.pending: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.pending. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_payin_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.received: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.received. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.return_expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.return_expired: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.return_expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_return_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.return_pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.return_pending: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.return_pending. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_return_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin.return_received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin.return_received: A payin changed status, or received its payment details (payin.pay_code).
+         * @description Sent with X-Event-Type payin.return_received. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_return_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin_link.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin_link.expired: A Payment Gateway 3 payin link changed status; sent to its webhook_notification.
+         * @description Sent with X-Event-Type payin_link.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_link_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1861,10 +2161,50 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A Payment Gateway 3 payin link changed status; sent to its webhook_notification.
-         * @description Sent with X-Event-Type one of: payin_link.failed, payin_link.paid, payin_link.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * payin_link.failed: A Payment Gateway 3 payin link changed status; sent to its webhook_notification.
+         * @description Sent with X-Event-Type payin_link.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_payin_link_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payin_link.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payin_link.paid: A Payment Gateway 3 payin link changed status; sent to its webhook_notification.
+         * @description Sent with X-Event-Type payin_link.paid. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payin_link_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.expired: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1881,10 +2221,150 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A one-time PayID payment request was created or changed status (to its payment_request_notification).
-         * @description Sent with X-Event-Type one of: payment_request.pending, payment_request.received, payment_request.expired, payment_request.return_pending, payment_request.return_received, payment_request.return_expired, payment_request.return_rejected. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * payment_request.pending: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.pending. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_payment_request_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.received: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.received. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.return_expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.return_expired: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.return_expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_return_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.return_pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.return_pending: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.return_pending. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_return_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.return_received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.return_received: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.return_received. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_return_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_request.return_rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_request.return_rejected: A one-time PayID payment request was created or changed status (to its payment_request_notification).
+         * @description Sent with X-Event-Type payment_request.return_rejected. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payment_request_return_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.completed: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.completed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.expired: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_expired"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1901,10 +2381,70 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A payout changed status (a v1 payout's body is its v1 record).
-         * @description Sent with X-Event-Type one of: payout.held, payout.scheduled, payout.processing, payout.completed, payout.rejected, payout.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * payout.held: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.held. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_payout_held"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.processing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.processing: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.processing. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_processing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.rejected: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.rejected. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.scheduled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.scheduled: A payout changed status (a v1 payout's body is its v1 record).
+         * @description Sent with X-Event-Type payout.scheduled. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_scheduled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1921,10 +2461,50 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * One transaction of a payout settled, or a done one came back from the recipient's bank (returned: its amount and fee are back in available, failure_reason says why; the payout keeps its status): the body carries that transaction and its payout's ids, not the whole batch.
-         * @description Sent with X-Event-Type one of: payout_transaction.done, payout_transaction.failed, payout_transaction.returned. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * payout_transaction.done: One transaction of a payout settled, or a done one came back from the recipient's bank (returned: its amount and fee are back in available, failure_reason says why; the payout keeps its status): the body carries that transaction and its payout's ids, not the whole batch.
+         * @description Sent with X-Event-Type payout_transaction.done. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_payout_transaction_done"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout_transaction.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout_transaction.failed: One transaction of a payout settled, or a done one came back from the recipient's bank (returned: its amount and fee are back in available, failure_reason says why; the payout keeps its status): the body carries that transaction and its payout's ids, not the whole batch.
+         * @description Sent with X-Event-Type payout_transaction.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_transaction_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout_transaction.returned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout_transaction.returned: One transaction of a payout settled, or a done one came back from the recipient's bank (returned: its amount and fee are back in available, failure_reason says why; the payout keeps its status): the body carries that transaction and its payout's ids, not the whole batch.
+         * @description Sent with X-Event-Type payout_transaction.returned. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_payout_transaction_returned"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1941,8 +2521,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * POST /v2/webhooks/test.
-         * @description Sent with X-Event-Type one of: ping. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * ping: POST /v2/webhooks/test.
+         * @description Sent with X-Event-Type ping. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_ping"];
         delete?: never;
@@ -1961,10 +2541,50 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A settlement report was made (to its account's settlement config webhook_notification); file_url is null: list the reports for a link.
-         * @description Sent with X-Event-Type one of: report.created. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * report.created: A settlement report was made (to its account's settlement config webhook_notification); file_url is null: list the reports for a link.
+         * @description Sent with X-Event-Type report.created. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_report_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settlement.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settlement.completed: A settlement was submitted or finished, or a completed one came back from the beneficiary's bank (returned: amount and fee back in available) (to its account's settlement config webhook_notification).
+         * @description Sent with X-Event-Type settlement.completed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_settlement_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settlement.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settlement.failed: A settlement was submitted or finished, or a completed one came back from the beneficiary's bank (returned: amount and fee back in available) (to its account's settlement config webhook_notification).
+         * @description Sent with X-Event-Type settlement.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_settlement_failed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1981,10 +2601,30 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A settlement was submitted or finished, or a completed one came back from the beneficiary's bank (returned: amount and fee back in available) (to its account's settlement config webhook_notification).
-         * @description Sent with X-Event-Type one of: settlement.processing, settlement.completed, settlement.failed, settlement.returned. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * settlement.processing: A settlement was submitted or finished, or a completed one came back from the beneficiary's bank (returned: amount and fee back in available) (to its account's settlement config webhook_notification).
+         * @description Sent with X-Event-Type settlement.processing. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_settlement_processing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settlement.returned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settlement.returned: A settlement was submitted or finished, or a completed one came back from the beneficiary's bank (returned: amount and fee back in available) (to its account's settlement config webhook_notification).
+         * @description Sent with X-Event-Type settlement.returned. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_settlement_returned"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2001,10 +2641,70 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A payment arrived in a static open PayID (to its customer_notification).
-         * @description Sent with X-Event-Type one of: static_payid.payment. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * static_payid.payment: A payment arrived in a static open PayID (to its customer_notification).
+         * @description Sent with X-Event-Type static_payid.payment. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_static_payid_payment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.completed: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.completed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.expired: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.failed: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.failed. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_failed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2021,10 +2721,70 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
-         * @description Sent with X-Event-Type one of: transfer.held, transfer.processing, transfer.completed, transfer.failed, transfer.returned, transfer.rejected, transfer.expired. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * transfer.held: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.held. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_transfer_held"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.processing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.processing: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.processing. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_processing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.rejected: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.rejected. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.returned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transfer.returned: A transfer was created or finished, or a completed external one came back from the beneficiary's bank (returned: its amount back in available) (to its webhook_notification); an external transfer an approval policy caught is held, then processing when approved, or rejected or expired with its amount back in available.
+         * @description Sent with X-Event-Type transfer.returned. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         */
+        post: operations["webhook_transfer_returned"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2041,8 +2801,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A webhook endpoint was disabled: it answered 410, or every delivery to it failed for 3 days (to the merchant's other endpoints).
-         * @description Sent with X-Event-Type one of: webhook_endpoint.disabled. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
+         * webhook_endpoint.disabled: A webhook endpoint was disabled: it answered 410, or every delivery to it failed for 3 days (to the merchant's other endpoints).
+         * @description Sent with X-Event-Type webhook_endpoint.disabled. Headers: Authorization (the webhook_notification's authorization_header, verbatim), webhook-id (stable across retries), webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256 of id.timestamp.body with the merchant's signing secret). A 2xx ends the delivery; anything else is retried for about three days (Retry-After honoured, 410 stops it). One record's events arrive in the order they were emitted: the next is sent only once the one before was delivered or has failed for good.
          */
         post: operations["webhook_webhook_endpoint_disabled"];
         delete?: never;
@@ -22040,6 +22800,28 @@ export interface operations {
             };
         };
     };
+    webhook_dispute_closed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Dispute"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_dispute_created: {
         parameters: {
             query?: never;
@@ -22050,6 +22832,50 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Dispute"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_dispute_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Dispute"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_gateway_payment_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GatewayPayment"];
             };
         };
         responses: {
@@ -22084,6 +22910,72 @@ export interface operations {
             };
         };
     };
+    webhook_gateway_payment_paid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GatewayPayment"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_kyc_approved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Contact"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_kyc_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Contact"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_kyc_pending: {
         parameters: {
             query?: never;
@@ -22094,6 +22986,94 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["Contact"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_cancelled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_pay_code: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
             };
         };
         responses: {
@@ -22128,6 +23108,116 @@ export interface operations {
             };
         };
     };
+    webhook_payin_received: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_return_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_return_pending: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_return_received: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payin"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_link_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GatewayLink"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payin_link_failed: {
         parameters: {
             query?: never;
@@ -22138,6 +23228,50 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GatewayLink"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payin_link_paid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GatewayLink"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_request_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
             };
         };
         responses: {
@@ -22172,6 +23306,160 @@ export interface operations {
             };
         };
     };
+    webhook_payment_request_received: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_request_return_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_request_return_pending: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_request_return_received: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_request_return_rejected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayidPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_completed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payout"] | components["schemas"]["PayoutV1Payout"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payout"] | components["schemas"]["PayoutV1Payout"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payout_held: {
         parameters: {
             query?: never;
@@ -22194,7 +23482,117 @@ export interface operations {
             };
         };
     };
+    webhook_payout_processing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payout"] | components["schemas"]["PayoutV1Payout"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_rejected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payout"] | components["schemas"]["PayoutV1Payout"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_scheduled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Payout"] | components["schemas"]["PayoutV1Payout"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payout_transaction_done: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutTransactionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_transaction_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutTransactionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payout_transaction_returned: {
         parameters: {
             query?: never;
             header?: never;
@@ -22260,7 +23658,73 @@ export interface operations {
             };
         };
     };
+    webhook_settlement_completed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Settlement"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_settlement_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Settlement"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_settlement_processing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Settlement"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_settlement_returned: {
         parameters: {
             query?: never;
             header?: never;
@@ -22304,7 +23768,139 @@ export interface operations {
             };
         };
     };
+    webhook_transfer_completed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_transfer_expired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_transfer_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_transfer_held: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_transfer_processing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_transfer_rejected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Transfer"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_transfer_returned: {
         parameters: {
             query?: never;
             header?: never;
