@@ -428,7 +428,7 @@ func TestPortalUsersAndKeys(t *testing.T) {
 }
 
 // TestPortalTenancy: a portal user never reaches another merchant's
-// payouts, apps or users, by any id.
+// payouts, transfers, disputes, apps or users, by any id.
 func TestPortalTenancy(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, p *payd) {
@@ -444,9 +444,19 @@ func TestPortalTenancy(t *testing.T) {
 		ping := p.post("/v2/webhooks/test", a, map[string]any{"endpoint_url": recv.URL})
 		want(t, ping, 201)
 		aEvent := str(ping.JSON(t), "id")
+		// A's held external transfer (approvals on hold it) and A's card dispute.
+		tre, err := p.srv.Merchants.OpenTreasury(context.Background(), a.MerchantID, "AUD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := p.post("/v2/transfers", a, map[string]any{"amount": "20", "description": "to treasury", "treasury_account_id": tre.PublicID})
+		want(t, in, 201)
+		want(t, p.post("/v2/transfers/simulate", a, map[string]any{"uuid": str(in.JSON(t), "uuid"), "status": "completed"}), 200)
+		dispute := str(p.openDispute(t, a, map[string]any{}), "uuid")
 		b := p.merchant("AUD")["AUD"]
 		bAdmin := p.newPortalUser(t, b.MerchantID, "b-admin@shop.example", merchant.Admin)
-		for path, status := range map[string]int{"/portal/payouts/" + po: 404} {
+		for path, status := range map[string]int{"/portal/payouts/" + po: 404, "/portal/transfers/" + str(in.JSON(t), "uuid"): 404,
+			"/portal/disputes/" + dispute: 404, "/portal/disputes/" + dispute + "/files/none": 404} {
 			if got := bAdmin.do("GET", path, nil); got.status != status {
 				t.Errorf("GET %s: %d, want %d", path, got.status, status)
 			}
@@ -458,6 +468,9 @@ func TestPortalTenancy(t *testing.T) {
 			{"/portal/users/" + aUser.UserID + "/role", "role", "viewer"},
 			{"/portal/users/" + aUser.UserID + "/disable", "", ""},
 			{"/portal/developers/deliveries/" + aEvent + "/resend", "", ""},
+			{"/portal/transfers/" + str(in.JSON(t), "uuid") + "/approve", "", ""},
+			{"/portal/disputes/" + dispute + "/accept", "", ""},
+			{"/portal/disputes/" + dispute + "/evidence", "uncategorized_text", "not mine"},
 		} {
 			fields := map[string]string{}
 			if action.field != "" {
@@ -473,6 +486,15 @@ func TestPortalTenancy(t *testing.T) {
 		want(t, p.get("/v2/balances", a), 200) // A's app still works
 		if list := bAdmin.do("GET", "/portal/payouts", nil).body; strings.Contains(list, po) {
 			t.Error("B's payouts page lists A's payout")
+		}
+		if list := bAdmin.do("GET", "/portal/transfers", nil).body; strings.Contains(list, str(in.JSON(t), "uuid")) {
+			t.Error("B's transfers page lists A's transfer")
+		}
+		if list := bAdmin.do("GET", "/portal/disputes", nil).body; strings.Contains(list, dispute) {
+			t.Error("B's disputes page lists A's dispute")
+		}
+		if got := str(p.get("/v2/disputes/detail?uuid="+dispute, a).JSON(t), "status"); got != "needs_response" {
+			t.Errorf("A's dispute is %s after B's tries", got)
 		}
 	})
 }
