@@ -55,6 +55,18 @@ var (
 
 // startPayd runs `payd serve` on dsn and waits for the listening line and the demo banner.
 func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, error) {
+	return startServe(ctx, bin, dsn, pprofAddr, true)
+}
+
+// startBeside runs another `payd serve` on the database of one already
+// running, and waits for its listening line (it prints no demo banner).
+func startBeside(ctx context.Context, bin, dsn string) (*paydProcess, error) {
+	return startServe(ctx, bin, dsn, "", false)
+}
+
+// startServe runs `payd serve` on dsn and waits for the listening line, and
+// with demo for the demo banner too.
+func startServe(ctx context.Context, bin, dsn, pprofAddr string, demo bool) (*paydProcess, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", dsn}
 	if pprofAddr != "" {
 		args = append(args, "--pprof-addr", pprofAddr)
@@ -114,7 +126,11 @@ func startPayd(ctx context.Context, bin, dsn, pprofAddr string) (*paydProcess, e
 		// line would charge the load generator for payd's logging.
 		io.Copy(io.Discard, stderr)
 	}()
-	for range 2 {
+	waits := 1
+	if demo {
+		waits = 2
+	}
+	for range waits {
 		select {
 		case <-ready:
 		case said := <-exited:

@@ -193,6 +193,11 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		rep.Results = append(rep.Results, noisy...)
 	}
 
+	if s.runs(db, "events") {
+		if err := measureEvents(ctx, s, p, bin, dsn, db, profile, &rep); err != nil {
+			return dbReport{}, err
+		}
+	}
 	if s.runs(db, "reads") {
 		reads := drive(ctx, "balance read", s.clients, s.duration, pid, func(ctx context.Context, cl, i int) (bool, error) {
 			status, body, err := c.do(ctx, "GET", "/v2/balances", nil, nil)
@@ -396,28 +401,8 @@ func measureWebhooks(ctx context.Context, s settings, c *client, pid int, profil
 	})
 	stopProfile()
 	rcv.await(committed, 30*time.Second)
-	var lags []time.Duration
-	var first, last time.Time
-	for id, at := range committed {
-		got, ok := rcv.arrival(id)
-		if !ok {
-			continue
-		}
-		lags = append(lags, max(0, got.Sub(at)))
-		if first.IsZero() || at.Before(first) {
-			first = at
-		}
-		if got.After(last) {
-			last = got
-		}
-	}
-	r := result{Name: "webhook delivery", Requests: int64(len(lags)), Errors: int64(len(committed) - len(lags)),
-		Description: "POST /v2/webhooks/test events delivered to a local receiver; latency = commit to receipt",
-		PaydCPU:     sent.PaydCPU, BenchCPU: sent.BenchCPU, MachineCPU: sent.MachineCPU, StealCPU: sent.StealCPU, CPUPerRequest: sent.CPUPerRequest, FirstError: sent.FirstError}
-	if span := last.Sub(first); span > 0 {
-		r.PerSecond = float64(len(lags)) / span.Seconds()
-	}
-	r.P50ms, r.P99ms = percentile(lags, 0.5), percentile(lags, 0.99)
+	r := arrivalRow("webhook delivery", committed, rcv.arrival, sent)
+	r.Description = "POST /v2/webhooks/test events delivered to a local receiver; latency = commit to receipt"
 	return r, nil
 }
 
@@ -516,7 +501,7 @@ func measureWebhookDrain(ctx context.Context, s settings, p *paydProcess, db str
 	missing, last := rcv.await(committed, 60*time.Second)
 	took := last.Sub(released)
 	stopProfile()
-	r := result{Name: "webhook backlog drain", Requests: int64(len(committed) - missing), Errors: int64(missing), FirstError: fill.FirstError,
+	r := result{Name: drainRowName, Requests: int64(len(committed) - missing), Errors: int64(missing), FirstError: fill.FirstError,
 		Description: fmt.Sprintf("%d events held by the receiver while they were created, then delivered: events per second from release to the last receipt", len(committed))}
 	if took > 0 {
 		r.PerSecond = float64(r.Requests) / took.Seconds()
@@ -536,6 +521,12 @@ type hookReceiver struct {
 }
 
 func startReceiver(gate <-chan struct{}) (*hookReceiver, error) {
+	return startReceiverBy(gate, func(r *http.Request, _ []byte) string { return r.Header.Get("webhook-id") })
+}
+
+// startReceiverBy is startReceiver noting each request by key of it (its
+// webhook-id, or the uuid of the record in its body).
+func startReceiverBy(gate <-chan struct{}, key func(r *http.Request, body []byte) string) (*hookReceiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -545,10 +536,11 @@ func startReceiver(gate <-chan struct{}) (*hookReceiver, error) {
 		if gate != nil {
 			<-gate
 		}
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		at, id := time.Now(), key(r, body)
 		h.mu.Lock()
-		if _, ok := h.received[r.Header.Get("webhook-id")]; !ok {
-			h.received[r.Header.Get("webhook-id")] = time.Now()
+		if _, ok := h.received[id]; !ok {
+			h.received[id] = at
 		}
 		h.mu.Unlock()
 	})}
@@ -571,23 +563,7 @@ func (h *hookReceiver) arrival(id string) (time.Time, bool) {
 // id: counting is not enough, since requests cut off when a scenario ended
 // may have committed events the receiver also gets.
 func (h *hookReceiver) await(ids map[string]time.Time, within time.Duration) (missing int, last time.Time) {
-	deadline := time.Now().Add(within)
-	for {
-		missing, last = 0, time.Time{}
-		h.mu.Lock()
-		for id := range ids {
-			if at, ok := h.received[id]; !ok {
-				missing++
-			} else if at.After(last) {
-				last = at
-			}
-		}
-		h.mu.Unlock()
-		if missing == 0 || time.Now().After(deadline) {
-			return missing, last
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return awaitAll(ids, within, h.arrival)
 }
 
 // sendTestEvent asks payd for a test event to endpoint and returns its id.

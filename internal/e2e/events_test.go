@@ -627,7 +627,7 @@ func TestEventStream(t *testing.T) {
 
 // TestEventStreamAcrossProcesses: a stream on one payd process sees the
 // events another process commits to the same PostgreSQL database, in order,
-// each once; the lag is the stream's poll (100 ms).
+// each once.
 func TestEventStreamAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	eachShared(t, func(t *testing.T, a, b *payd) {
@@ -646,6 +646,41 @@ func TestEventStreamAcrossProcesses(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEventStreamSignalledAcrossProcesses: the events one payd process
+// commits wake a stream open on another process sharing its PostgreSQL
+// database at once, by the signal the committing process sends (LISTEN and
+// NOTIFY), not by the stream's poll: both processes here poll and beat once
+// an hour, so without the signal the stream would see nothing within the
+// reader's bound. Each payin's events are awaited before the next is made
+// (an event of the stream's own process would wake it for the other's
+// too); they arrive in order, each once, whichever process made them.
+func TestEventStreamSignalledAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	eachShared(t, func(t *testing.T, a, b *payd) {
+		m := a.merchant("IDR")["IDR"]
+		s := a.stream(m, "")
+		seen := 0
+		for i, by := range []*payd{b, b, a, b} {
+			uuid := pinReceived(t, by, m, nil, "")
+			listed, _ := a.loggedEvents(m, "size=100")
+			slices.Reverse(listed)
+			fresh := listed[seen:]
+			got := s.next(t, len(fresh))
+			seen = len(listed)
+			if !slices.Equal(deliveryIDs(got), eventIDs(fresh)) {
+				t.Fatalf("payin %d: streamed %v, listed %v", i, deliveryIDs(got), eventIDs(fresh))
+			}
+			for _, d := range got {
+				var data map[string]any
+				json.Unmarshal(d.body, &data)
+				if data["uuid"] != uuid {
+					t.Errorf("payin %d: streamed %s %s, not of %s", i, d.typ, d.body, uuid)
+				}
+			}
+		}
+	}, func(c *server.Config) { c.StreamPoll, c.StreamHeartbeat = time.Hour, time.Hour })
 }
 
 // TestEventStreamClosedOnShutdown: a server shutting down (SIGTERM) ends

@@ -442,7 +442,7 @@ func minorUnits(t testing.TB, amount any, currency string) int64 {
 // eachShared runs fn with two payd processes on one database, as several
 // `payd serve` may share one PostgreSQL database (CONTRACT §1). Only
 // PostgreSQL (and Citus) promises that, so it runs there alone.
-func eachShared(t *testing.T, fn func(t *testing.T, a, b *payd)) {
+func eachShared(t *testing.T, fn func(t *testing.T, a, b *payd), opts ...option) {
 	t.Helper()
 	targets := storetest.PostgresTargets()
 	if len(targets) == 0 {
@@ -451,8 +451,8 @@ func eachShared(t *testing.T, fn func(t *testing.T, a, b *payd)) {
 	for _, target := range targets {
 		t.Run(target.Name, func(t *testing.T) {
 			dsn := target.DSN(t)
-			a := start(t, dsn)
-			fn(t, a, start(t, dsn))
+			a := start(t, dsn, opts...)
+			fn(t, a, start(t, dsn, opts...))
 		})
 	}
 }

@@ -87,10 +87,11 @@ type Config struct {
 	// EventRetention is how long GET /v2/events keeps events
 	// (--event-retention; default webhook.DefaultRetention).
 	EventRetention time.Duration
-	// WebhookDisableAfter and StreamHeartbeat override the dispatcher's
-	// (tests shorten them): how long an endpoint's deliveries may fail
-	// before it is disabled, how often an idle event stream says so.
-	WebhookDisableAfter, StreamHeartbeat time.Duration
+	// WebhookDisableAfter, StreamHeartbeat and StreamPoll override the
+	// dispatcher's (tests change them): how long an endpoint's deliveries
+	// may fail before it is disabled, how often an idle event stream says
+	// so, how often a stream looks for events no signal told of.
+	WebhookDisableAfter, StreamHeartbeat, StreamPoll time.Duration
 	// OIDC, when set, adds the portal's sign-in by OpenID Connect
 	// (--oidc-issuer and the rest, CONTRACT §23).
 	OIDC *web.OIDC
@@ -195,6 +196,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.StreamHeartbeat > 0 {
 		s.Webhooks.StreamHeartbeat = cfg.StreamHeartbeat
+	}
+	if cfg.StreamPoll > 0 {
+		s.Webhooks.StreamPoll = cfg.StreamPoll
 	}
 	s.Webhooks.RegisterPrune(s.Queue, cfg.EventRetention)
 	policy := webhook.Policy{AllowPrivate: cfg.Env == httpapi.Sandbox}

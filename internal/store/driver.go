@@ -50,6 +50,9 @@ type driver interface {
 	vacuumAdvice(ctx context.Context) (string, error)
 	analyzeStale(ctx context.Context, db *DB) ([]string, error)
 	selfAnalyze(ctx context.Context) (bool, error)
+	// signal and listen are DB.Signal and DB.Listen (signal.go).
+	signal(ctx context.Context, channel string, payloads []string) error
+	listen(ctx context.Context, channel string, l Listener)
 	// close releases what the driver holds besides the pools.
 	close() error
 }

@@ -27,6 +27,10 @@ import (
 type postgresDriver struct {
 	pool  *sql.DB
 	citus bool
+	// dsn is what the pool connects to, for the listening connection
+	// (postgres_signal.go), and scope the channels' suffix, set once known.
+	dsn   string
+	scope channelScope
 }
 
 func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
@@ -41,7 +45,7 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	drv := &postgresDriver{pool: pool}
+	drv := &postgresDriver{pool: pool, dsn: dsn}
 	db := newDB(Postgres, drv, pool, pool, opt)
 	if err := db.ping(ctx); err != nil {
 		db.Close()

@@ -154,6 +154,13 @@ func (d *sqliteDriver) vacuumAdvice(context.Context) (string, error)        { re
 func (d *sqliteDriver) analyzeStale(context.Context, *DB) ([]string, error) { return nil, nil }
 func (d *sqliteDriver) selfAnalyze(context.Context) (bool, error)           { return false, nil }
 
+// signal sends nothing: the one process serving a SQLite database heard
+// its own events already.
+func (d *sqliteDriver) signal(context.Context, string, []string) error { return nil }
+
+// listen hears nothing (signal).
+func (d *sqliteDriver) listen(ctx context.Context, _ string, _ Listener) { <-ctx.Done() }
+
 func (d *sqliteDriver) close() error {
 	d.stmts.close()
 	d.reads.close()

@@ -52,13 +52,15 @@ type Dispatcher struct {
 	// DisableAfter is how long every delivery to a webhook endpoint may fail
 	// before it is disabled (DefaultDisableAfter).
 	DisableAfter time.Duration
-	// StreamPoll is how often an event stream looks for events committed
-	// by other processes (events committed here wake it at once);
+	// StreamPoll is how often an event stream looks for events no signal
+	// told of (events committed here, or signalled by another process,
+	// wake it at once);
 	// StreamHeartbeat how often an idle stream sends a comment;
 	// MaxStreams bounds a merchant's open streams in this process.
 	StreamPoll, StreamHeartbeat time.Duration
 	MaxStreams                  int
 	streams                     *streamHub
+	signals                     *signaller
 
 	// Lease is how long a claimed event is reserved for this process: longer
 	// than an attempt can take (Timeout), short enough that an event held by a
@@ -105,7 +107,7 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 		Schedule: DefaultSchedule, Timeout: 15 * time.Second, MaxInFlight: 64, MaxPerEndpoint: 16,
 		PollInterval: 250 * time.Millisecond, Lease: 20 * time.Second, busy: map[string]int{}, hinted: map[string]bool{},
 		backlog: map[string]bool{}, ready: map[string][]handed{},
-		DisableAfter: DefaultDisableAfter, StreamPoll: DefaultStreamPoll, StreamHeartbeat: DefaultStreamHeartbeat, MaxStreams: DefaultMaxStreams, streams: newStreamHub()}
+		DisableAfter: DefaultDisableAfter, StreamPoll: DefaultStreamPoll, StreamHeartbeat: DefaultStreamHeartbeat, MaxStreams: DefaultMaxStreams, streams: newStreamHub(), signals: newSignaller()}
 	d.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,
@@ -125,7 +127,9 @@ func NewDispatcher(db *store.DB, clk clock.Clock, log *slog.Logger, policy Polic
 }
 
 // Run delivers events until ctx is done; attempts in flight are then
-// abandoned and their events released for the next process.
+// abandoned and their events released for the next process. It also
+// signals the events committed here to the event streams of other
+// processes, and hears theirs (signal.go).
 func (d *Dispatcher) Run(ctx context.Context) {
 	records := make(chan recording, recordQueue)
 	recorded := make(chan struct{})
@@ -140,6 +144,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		close(records)
 		<-recorded
 	}()
+	wg.Go(func() { d.runSignals(ctx) })
 	d.mu.Lock()
 	d.full = true // the first round looks everywhere
 	d.running = true

@@ -77,6 +77,7 @@ func (d *Dispatcher) keep(ctx context.Context, tx *store.Tx, id string, ev Event
 	merchantID := ev.MerchantID
 	tx.AfterCommit(func() {
 		d.streams.notify(merchantID)
+		d.signals.add(merchantID)
 		list, err := urls.Get()
 		if err != nil {
 			d.log.Error("webhook endpoint deliveries written without their answer", "event_id", id)

@@ -23,7 +23,8 @@ import (
 // A stream sequences its merchant's new events itself before it reads, so
 // no background work runs while nobody streams. Events committed by this
 // process wake the merchant's streams at once; those of other processes
-// are found by polling (StreamPoll), which is the lag they see.
+// wake them when their signal is heard (signal.go), and a stream also
+// polls (StreamPoll) for what a lost signal would leave unseen.
 
 // Stream defaults.
 const (
@@ -55,6 +56,21 @@ func (h *streamHub) notify(merchantID string) {
 		select {
 		case c <- struct{}{}:
 		default:
+		}
+	}
+}
+
+// notifyAll wakes every stream: events may have been committed that no
+// signal told of.
+func (h *streamHub) notifyAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, streams := range h.open {
+		for c := range streams {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
