@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"mime"
-	"net/http"
 	"strings"
 	"time"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/input"
 	"payd/internal/merchant"
 	"payd/internal/store"
 	"payd/internal/webhook"
@@ -42,10 +41,6 @@ const MaxDocumentBytes = 5 << 20
 const MaxWebhookNotificationBytes = 4 << 10
 
 const maxDocumentNumberLen = 64
-
-// documentTypes are the file types KYC accepts, told by content, never by
-// the file's name or declared type.
-var documentTypes = map[string]bool{"image/png": true, "image/jpeg": true, "application/pdf": true}
 
 // Webhook event types of KYC status changes; the body is the contact.
 const (
@@ -146,8 +141,8 @@ func (k *KYCSubmission) documents(f fault.Fields) []document {
 			f.Add(part, "is an empty file")
 			continue
 		}
-		ct, _, _ := mime.ParseMediaType(http.DetectContentType(data))
-		if !documentTypes[ct] {
+		ct, ok := input.DocumentType(data)
+		if !ok {
 			f.Add(part, "must be a PNG, JPEG or PDF file (its content looks like "+ct+")")
 			continue
 		}

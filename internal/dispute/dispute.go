@@ -257,18 +257,12 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 	}
 	forUpdate := ""
 	if tx, ok := q.(*store.Tx); ok && lock {
-		var accountID int64
-		var currency string
-		err := tx.QueryRowContext(ctx, `SELECT account_id, currency FROM disputes WHERE merchant_id = $1 AND uuid = $2`, merchantID, uuid).
-			Scan(&accountID, &currency)
-		if isNoRows(err) {
-			return row{}, notFound(uuid)
-		}
+		found, err := ledger.LockAccountOf(ctx, tx, merchantID, `SELECT account_id, currency FROM disputes WHERE uuid = $1 AND merchant_id = $2`, uuid)
 		if err != nil {
-			return row{}, fmt.Errorf("read dispute %s: %w", uuid, err)
-		}
-		if err := ledger.LockAccount(ctx, tx, merchantID, accountID, currency); err != nil {
 			return row{}, err
+		}
+		if !found {
+			return row{}, notFound(uuid)
 		}
 		forUpdate = s.db.ForUpdate()
 	}

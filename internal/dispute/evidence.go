@@ -1,7 +1,6 @@
 package dispute
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,6 +26,10 @@ const (
 	MaxTextLen = 20_000
 	// maxNameLen bounds a file's name as kept (longer names are cut).
 	maxNameLen = 255
+	// MaxUploadBytes bounds one evidence upload, on every entry point: its
+	// files, its four text fields (UTF-8: 4 bytes a character at most) and
+	// room for the parts' headers.
+	MaxUploadBytes = MaxFiles*(MaxFileBytes+1) + 4*MaxTextLen*4 + 64<<10
 )
 
 // TextFields are the evidence's text fields, as the form names them.
@@ -46,15 +49,11 @@ type EvidenceInput struct {
 	Submit bool
 }
 
-// sniff tells a file's type by its content: PDF, PNG or JPEG, or "".
+// sniff tells a file's type by its content (input.DocumentType): PDF, PNG
+// or JPEG, or "".
 func sniff(data []byte) string {
-	switch {
-	case bytes.HasPrefix(data, []byte("%PDF-")):
-		return "application/pdf"
-	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF}):
-		return "image/jpeg"
+	if ct, ok := input.DocumentType(data); ok {
+		return ct
 	}
 	return ""
 }

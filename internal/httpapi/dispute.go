@@ -14,10 +14,6 @@ import (
 	"payd/internal/store"
 )
 
-// maxEvidenceBodyBytes bounds POST /v2/disputes/evidence: its files and
-// four text fields, with room for the parts' headers.
-const maxEvidenceBodyBytes = dispute.MaxFiles*(dispute.MaxFileBytes+1) + 4*dispute.MaxTextLen*4 + 64<<10
-
 type disputePage = pageList[dispute.Dispute]
 
 var disputeStatuses = func() string {
@@ -48,7 +44,7 @@ func (a *API) disputeRoutes() []route {
 			description: "The record the dispute's events carry. Another merchant's uuid is 404.",
 			params:      []param{{name: "uuid", typ: "string", required: true, doc: "The dispute's uuid."}},
 			response:    dispute.Dispute{}, status: 200, codes: []string{fault.CodeNotFound}, handle: lookupHandler(a, "uuid", a.Disputes.Get, nil)},
-		{method: "POST", path: "/v2/disputes/evidence", auth: authKeys, maxBody: maxEvidenceBodyBytes,
+		{method: "POST", path: "/v2/disputes/evidence", auth: authKeys, maxBody: dispute.MaxUploadBytes,
 			summary: "Stage or submit evidence for a dispute that needs a response (multipart/form-data).",
 			description: fmt.Sprintf("Text fields product_description, customer_communication, refund_policy and uncategorized_text (each at most %d characters) replace the staged ones they name; each part files adds a file, a PDF, PNG or JPEG told by its content, at most %d MB (413 over it), at most %d files a dispute (422 VALIDATION_FAILED naming files, as is a file of another type). ", dispute.MaxTextLen, dispute.MaxFileBytes>>20, dispute.MaxFiles) +
 				"submit true sends the evidence, which must hold a text field or a file (422 naming evidence): the dispute is under_review and dispute.updated goes out; false (the default) keeps it staged. " +

@@ -21,9 +21,6 @@ import (
 // (portal.AnswerDisputes). The rules are the dispute service's, which the
 // API calls too; the portal's actions write the audit entries.
 
-// maxEvidenceUpload bounds the evidence form: its files and text fields.
-const maxEvidenceUpload = dispute.MaxFiles*(dispute.MaxFileBytes+1) + 4*dispute.MaxTextLen*4 + 64<<10
-
 func (h *portalPages) disputeRoutes() []portalRoute {
 	may := portal.AnswerDisputes
 	return []portalRoute{
@@ -31,7 +28,7 @@ func (h *portalPages) disputeRoutes() []portalRoute {
 		{method: "GET", path: "/portal/disputes/{uuid}", may: may, handle: h.dispute},
 		{method: "GET", path: "/portal/disputes/{uuid}/files/{id}", may: may, handle: h.disputeFile},
 		{method: "POST", path: "/portal/disputes/{uuid}/accept", may: may, audit: portal.AuditDisputeAccepted, handle: h.acceptDispute},
-		{method: "POST", path: "/portal/disputes/{uuid}/evidence", may: may, audit: portal.AuditDisputeEvidence, upload: maxEvidenceUpload, handle: h.disputeEvidence},
+		{method: "POST", path: "/portal/disputes/{uuid}/evidence", may: may, audit: portal.AuditDisputeEvidence, upload: dispute.MaxUploadBytes, handle: h.disputeEvidence},
 	}
 }
 
