@@ -87,12 +87,16 @@ func TestPortalInBrowser(t *testing.T) {
 		open(t, maker, p.root+"/portal/payouts")
 		browse(t, maker, chromedp.SetValue(chromedp.CSS(`#filters select[name="status"]`), "completed"), chromedp.Click(chromedp.CSS(`#filters button`)))
 		waitLocation(t, maker, p.root+"/portal/payouts?status=completed&currency=&from_date=&to_date=&search=")
+		// The address changes when the answer starts; its table is read once the page has loaded.
+		waitTrue(t, maker, `document.readyState === "complete" && document.querySelector("#payouts tbody") !== null`)
 		if got := read(t, maker, chromedp.Text(chromedp.CSS("#payouts tbody"))); !strings.Contains(got, "No payouts match these filters.") {
 			t.Errorf("the completed payouts list shows %q, want none", got)
 		}
 		browse(t, maker, chromedp.SetValue(chromedp.CSS(`#filters select[name="status"]`), "held"),
 			chromedp.SendKeys(chromedp.CSS(`#filters input[name="search"]`), "invoice-120"), chromedp.Click(chromedp.CSS(`#filters button`)))
 		waitLocation(t, maker, p.root+"/portal/payouts?status=held&currency=&from_date=&to_date=&search=invoice-120")
+		// The address changes when the answer starts; its table is read once the page has loaded.
+		waitTrue(t, maker, `document.readyState === "complete" && document.querySelector("#payouts tbody") !== null`)
 		if n := read(t, maker, chromedp.Evaluate[int](`document.querySelectorAll('#payouts tbody a[href="/portal/payouts/`+payoutUUID+`"]').length`)); n != 1 {
 			t.Errorf("the held payouts searched by the transaction's external id list the new payout %d times, want once", n)
 		}
