@@ -115,6 +115,22 @@ func (l *eventLog) count(typ string) int {
 	return n
 }
 
+// distinct counts the distinct events (by webhook-id) of typ: a delivery
+// the killed process made but had not marked is made again by the next
+// (at least once) with the same id, while a second event of one outcome
+// has an id of its own and is counted.
+func (l *eventLog) distinct(typ string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[string]bool{}
+	for _, e := range l.events {
+		if e.Type == typ {
+			seen[e.ID] = true
+		}
+	}
+	return len(seen)
+}
+
 // records counts the distinct records (by uuid) of the events of typ: a
 // delivery the killed process made but had not marked is made again by
 // the next (at least once), and is still one outcome.

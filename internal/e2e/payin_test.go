@@ -21,6 +21,7 @@ type eventLog struct {
 }
 
 type loggedEvent struct {
+	ID     string // the webhook-id: one event's redeliveries share it
 	Type   string
 	Auth   string
 	Record map[string]any
@@ -45,7 +46,7 @@ func newEventLog(t *testing.T) *eventLog {
 		dec.UseNumber() // numbers as the detail endpoint's are read: exact digits
 		dec.Decode(&rec)
 		l.mu.Lock()
-		l.events = append(l.events, loggedEvent{Type: r.Header.Get("X-Event-Type"), Auth: r.Header.Get("Authorization"), Record: rec})
+		l.events = append(l.events, loggedEvent{ID: r.Header.Get("webhook-id"), Type: r.Header.Get("X-Event-Type"), Auth: r.Header.Get("Authorization"), Record: rec})
 		l.mu.Unlock()
 	})
 	l.url = recv.URL
