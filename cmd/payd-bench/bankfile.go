@@ -134,7 +134,7 @@ func measureBankFile(ctx context.Context, s settings, bin, db string) (result, e
 	if err != nil {
 		return result{}, fmt.Errorf("the delivered file does not read back: %w", err)
 	}
-	res := result{Name: "bank-file cut-off", Requests: int64(len(file.Credits)), PerSecond: float64(len(file.Credits)) / seconds,
+	res := result{Name: "bank-file cut-off", Items: "transfers", Requests: int64(len(file.Credits)), PerSecond: float64(len(file.Credits)) / seconds,
 		Seconds: seconds, PeakRSSMiB: max(cutRSS, peakRSS(p.cmd.Process.Pid)),
 		Description: fmt.Sprintf("payd bankfile cut of %d waiting AUD payout transactions into one ABA file (%d bytes), delivered by payd serve to a dir: outbox: %.2f s in all, the cut %.2f s; peak RSS of the cut's process %.1f MiB, of payd serve %.1f MiB",
 			bankFileTransfers, len(content), seconds, cutSeconds, cutRSS, peakRSS(p.cmd.Process.Pid))}

@@ -29,9 +29,11 @@ type result struct {
 	// for others: not counted in MachineCPU, but a run with much of it
 	// measured a machine slower than it is.
 	StealCPU float64 `json:"machine_steal_percent" doc:"CPU time the hypervisor gave to other guests during the scenario, in percent of one core (not in machine_cpu_percent)."`
-	// Seconds and PeakRSSMiB are a one-shot row's (the bank-file cut-off):
-	// how long the one operation took and the most memory it held.
+	// Seconds and PeakRSSMiB are a one-shot row's (the bank-file cut-off,
+	// the bank-feed import): how long the one operation took and the most
+	// memory it held; Items names what its Requests count.
 	Seconds    float64 `json:"seconds,omitempty"`
+	Items      string  `json:"items,omitempty"`
 	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
 	Reference  string  `json:"reference,omitempty"`

@@ -39,7 +39,7 @@ type settings struct {
 }
 
 // scenarioGroups are the names --only takes, in the order they run.
-var scenarioGroups = []string{"create", "receipt", "webhooks", "payouts", "noisy", "events", "reads", "spread", "references", "bankfile"}
+var scenarioGroups = []string{"create", "receipt", "webhooks", "payouts", "noisy", "events", "reads", "spread", "references", "bankfile", "feed"}
 
 // runs reports whether the scenario group name is to run on db. Without
 // --only, Citus runs the spread group alone: its row is there to show what

@@ -46,7 +46,7 @@ func (r *report) print(w io.Writer) {
 		tw.Flush()
 		for _, res := range db.Results {
 			if res.Seconds > 0 {
-				fmt.Fprintf(w, "  %s: %d transfers in %.2f s, peak RSS %.1f MiB (%s)\n", res.Name, res.Requests, res.Seconds, res.PeakRSSMiB, res.Description)
+				fmt.Fprintf(w, "  %s: %d %s in %.2f s, peak RSS %.1f MiB (%s)\n", res.Name, res.Requests, res.Items, res.Seconds, res.PeakRSSMiB, res.Description)
 			}
 		}
 		for _, res := range db.Results {

@@ -224,6 +224,14 @@ func runDatabase(ctx context.Context, s settings, bin, db string) (dbReport, err
 		}
 		rep.Results = append(rep.Results, cut)
 	}
+	// One statement of 50,000 entries, on a payd of its own.
+	if s.runs(db, "feed") && db != "citus" {
+		imported, err := measureFeed(ctx, s, bin, db)
+		if err != nil {
+			return dbReport{}, fmt.Errorf("bank-feed import: %w", err)
+		}
+		rep.Results = append(rep.Results, imported)
+	}
 	if s.runs(db, "references") && db != "citus" {
 		refs, err := references(ctx, s, db, dsn, halfPeakRate(rep))
 		if err != nil {
