@@ -91,6 +91,7 @@ func measureFeed(ctx context.Context, s settings, bin, db string) (result, error
 	}
 	seconds := time.Since(started).Seconds()
 	rss := float64(imp.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+	cpu := (imp.ProcessState.UserTime() + imp.ProcessState.SystemTime()).Seconds()
 	var got struct {
 		Status           string
 		Entries, Applied int
@@ -101,8 +102,8 @@ func measureFeed(ctx context.Context, s settings, bin, db string) (result, error
 		return result{}, fmt.Errorf("payd feed import said: %v: %s", err, out)
 	}
 	res := result{Name: "bank-feed import", Items: "entries", Requests: int64(got.Entries), PerSecond: float64(got.Entries) / seconds, Seconds: seconds, PeakRSSMiB: rss,
-		Description: fmt.Sprintf("payd feed import of one camt.053 (%d bytes) of %d booked IDR credits, %d of them naming a pending payin of %d merchants, the rest no record of payd's: %.2f s, peak RSS %.1f MiB",
-			len(content), scale.entries, scale.matching(), scale.merchants, seconds, rss)}
+		Description: fmt.Sprintf("payd feed import of one camt.053 (%d bytes) of %d booked IDR credits, %d of them naming a pending payin of %d merchants, the rest no record of payd's: %.2f s (the import's CPU %.2f s), peak RSS %.1f MiB",
+			len(content), scale.entries, scale.matching(), scale.merchants, seconds, cpu, rss)}
 	if want := scale.matching(); got.Status != "applied" || got.Entries != scale.entries || got.Applied != want || got.Exceptions != scale.entries-want {
 		res.Errors = 1
 		res.FirstError = fmt.Sprintf("the import answered %s with %d entries, %d applied, %d exceptions (%s); want applied, %d, %d, %d",

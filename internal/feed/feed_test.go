@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -262,6 +263,43 @@ func TestImportResumes(t *testing.T) {
 		var n int
 		if err := fx.srv.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM balance_records WHERE reference_id = $1`, a).Scan(&n); err != nil || n != 1 {
 			t.Errorf("payin %s has %d balance records, want 1 (not applied again)", a, n)
+		}
+	})
+}
+
+// TestOneMerchantsFile: a file of many credits of one merchant's payins,
+// whose receipts lock the few balance slots of its one account, is
+// applied whole in chunks side by side (chunks of one slot's receipts go
+// to one worker: without, two chunks wait for each other's slots and
+// PostgreSQL aborts them as deadlocked), each payin received once; the
+// file's repeated entries are applied once.
+func TestOneMerchantsFile(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn)
+		const payins = 400
+		var entries []feedtest.Entry
+		uuids := map[string]bool{}
+		for i := range payins {
+			uuid := fx.payin(1000 + i)
+			uuids[uuid] = true
+			entries = append(entries, feedtest.Entry{Key: fmt.Sprintf("ONE%04d", i), AmountMinor: int64(1000 + i), Remittance: "order " + uuid})
+		}
+		entries = append(entries, entries[:20]...)
+		got := fx.imported("one.xml", feedtest.Camt053(fx.file(entries...)))
+		if got.Status != feed.Applied || got.Entries != payins+20 || got.Applied != payins || got.Exceptions != 0 {
+			t.Errorf("the file: %+v, want applied, %d entries, %d applied, no exception", got, payins+20, payins)
+		}
+		var received, records int
+		db := fx.srv.DB.Read()
+		if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM payins WHERE status = 'received' AND bank_reference LIKE 'ONE%'`).Scan(&received); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM balance_records WHERE reference_id IN (SELECT uuid FROM payins WHERE bank_reference LIKE 'ONE%')`).Scan(&records); err != nil {
+			t.Fatal(err)
+		}
+		if received != payins || records != payins {
+			t.Errorf("%d payins received with %d balance records, want %d of each", received, records, payins)
 		}
 	})
 }

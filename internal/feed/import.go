@@ -57,6 +57,9 @@ type file struct {
 	content []byte
 	format  statement.Format
 	header  statement.Header
+	// booked are the file's booked entries, in their order, as decide read
+	// them: the file is parsed once.
+	booked []statement.Entry
 }
 
 // Import applies the file name, whose bytes are content, to feed f: once,
@@ -130,7 +133,11 @@ func (s *Service) decide(fl *file) string {
 	if !ok {
 		return fmt.Sprintf("a %s file is a reconciliation upload, not a bank feed's (camt.053, camt.054, BAI2, MT940)", format)
 	}
+	var booked []statement.Entry
 	h, err := read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
+		if e.Status == statement.Booked {
+			booked = append(booked, e)
+		}
 		return statement.CheckEntryText(e)
 	})
 	if err != nil {
@@ -142,7 +149,7 @@ func (s *Service) decide(fl *file) string {
 	if h.Account.Currency != fl.feed.Currency {
 		return fmt.Sprintf("it is in %s; feed %s is in %s", h.Account.Currency, fl.feed.Name, fl.feed.Currency)
 	}
-	fl.format, fl.header = format, h
+	fl.format, fl.header, fl.booked = format, h, booked
 	return ""
 }
 
@@ -207,31 +214,39 @@ func (s *Service) apply(ctx context.Context, fl file) error {
 	return nil
 }
 
-// applyWorkers is how many of a file's entries are applied at once, each
-// in its own transaction: PostgreSQL shares one WAL flush among commits
-// that meet, which entries applied one after another never do; on SQLite
-// they take turns at the one writer.
+// applyWorkers is how many transactions apply a file's entries at once,
+// each up to chunkEntries of them: PostgreSQL shares one WAL flush among
+// commits that meet, which entries applied one after another never do; on
+// SQLite they take turns at the one writer.
 const applyWorkers = 4
 
-// applyEntries streams the file's booked entries to applyWorkers, each
-// entry applied by applyEntry; the first failure stops the file (the next
-// read resumes it where its marks say).
+// chunkEntries bounds the entries one transaction applies: enough that a
+// commit's cost is shared, few enough that the transaction stays short
+// (on SQLite it holds the one writer).
+const chunkEntries = 32
+
+// applyEntries hands the file's booked entries to applyWorkers, which
+// apply what has come in chunks (applyChunk); the first failure stops the
+// file (the next read resumes it where its marks say). Each entry goes to
+// the worker of its route (route.go): the records one worker's chunk
+// locks are never another's to lock, so that two chunks never wait for
+// each other in a cycle.
 func (s *Service) applyEntries(ctx context.Context, fl file) error {
-	read, _ := readerOf(fl.format)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	work := make(chan statement.Entry)
+	work := make([]chan statement.Entry, applyWorkers)
 	var first sync.Once
-	var wg sync.WaitGroup
-	for range applyWorkers {
-		wg.Go(func() {
-			for e := range work {
+	var workers sync.WaitGroup
+	for i := range work {
+		work[i] = make(chan statement.Entry, chunkEntries)
+		workers.Go(func() {
+			for chunk := range chunksOf(work[i]) {
 				if ctx.Err() != nil {
 					continue
 				}
-				done, err := s.applyEntry(ctx, fl, e)
+				done, err := s.applyChunk(ctx, fl, chunk)
 				if err != nil {
-					cancel(fmt.Errorf("entry %s: %w", mark(e), err))
+					cancel(err)
 					continue
 				}
 				if done {
@@ -240,23 +255,91 @@ func (s *Service) applyEntries(ctx context.Context, fl file) error {
 			}
 		})
 	}
-	_, err := read(statement.LimitReader(bytes.NewReader(fl.content), s.MaxFileBytes), func(e statement.Entry) error {
-		if e.Status != statement.Booked {
-			return nil
-		}
-		select {
-		case work <- e:
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	})
-	close(work)
-	wg.Wait()
-	if cause := context.Cause(ctx); cause != nil {
-		return cause
+	booked := make(chan statement.Entry)
+	var routers sync.WaitGroup
+	for range applyWorkers {
+		routers.Go(func() {
+			for e := range booked {
+				r, err := s.route(ctx, e)
+				if err != nil {
+					cancel(fmt.Errorf("entry %s: %w", mark(e), err))
+					continue
+				}
+				select {
+				case work[r.worker(e, applyWorkers)] <- e:
+				case <-ctx.Done():
+				}
+			}
+		})
 	}
-	return err
+hand:
+	for _, e := range fl.booked {
+		select {
+		case booked <- e:
+		case <-ctx.Done():
+			break hand
+		}
+	}
+	close(booked)
+	routers.Wait()
+	for _, w := range work {
+		close(w)
+	}
+	workers.Wait()
+	return context.Cause(ctx)
+}
+
+// chunksOf yields what has come on in, up to chunkEntries at a time,
+// until it is closed.
+func chunksOf(in <-chan statement.Entry) func(yield func([]statement.Entry) bool) {
+	return func(yield func([]statement.Entry) bool) {
+		for e := range in {
+			chunk := []statement.Entry{e}
+		more:
+			for len(chunk) < chunkEntries {
+				select {
+				case e, ok := <-in:
+					if !ok {
+						break more
+					}
+					chunk = append(chunk, e)
+				default:
+					break more
+				}
+			}
+			if !yield(chunk) {
+				return
+			}
+		}
+	}
+}
+
+// applyChunk applies entries in one short transaction: the entries not
+// marked in this file already (by a read before a crash) are claimed,
+// those of them with a key not applied in their account before (a
+// notification, then the statement) are matched, and what each did is
+// written (claim.go). done reports that it marked one of them.
+func (s *Service) applyChunk(ctx context.Context, fl file, entries []statement.Entry) (done bool, err error) {
+	err = s.DB.Exec(ctx, func(tx *store.Tx) error {
+		now := s.Clock.Now().UnixMilli()
+		claimed, err := claimMarks(ctx, tx, fl.sha256, entries, now)
+		if err != nil {
+			return err
+		}
+		fresh, err := claimKeys(ctx, tx, fl, claimed, now)
+		if err != nil {
+			return err
+		}
+		results := make([]result, len(claimed))
+		for i, e := range claimed {
+			if results[i], err = s.applyOnce(ctx, tx, fl, e, fresh[e.Key]); err != nil {
+				return fmt.Errorf("entry %s: %w", mark(e), err)
+			}
+		}
+		done = len(claimed) > 0
+		return writeEffects(ctx, tx, fl, claimed, fresh, results, now)
+	})
+	return done, err
 }
 
 // mark is what an entry is marked applied by within its file: its key, or
@@ -268,71 +351,17 @@ func mark(e statement.Entry) string {
 	return e.Key
 }
 
-// applyEntry applies one booked entry and marks it, in one short
-// transaction: an entry marked in this file already (by a read before a
-// crash) is not applied again, nor one of the same key within the
-// account from another file (a notification, then the statement). done
-// reports that this call marked it.
-func (s *Service) applyEntry(ctx context.Context, fl file, e statement.Entry) (done bool, err error) {
-	err = s.DB.Exec(ctx, func(tx *store.Tx) error {
-		done = false
-		now := s.Clock.Now().UnixMilli()
-		var claimed string
-		// global lookup: inbox_entries are operator records, no merchant's.
-		err := tx.QueryRowContext(ctx, `INSERT INTO inbox_entries (sha256, entry_key, effect, applied_at) VALUES ($1, $2, '', $3)
-			ON CONFLICT (sha256, entry_key) DO NOTHING RETURNING entry_key`, fl.sha256, mark(e), now).Scan(&claimed)
-		if store.IsNoRows(err) {
-			return nil // applied before
-		}
-		if err != nil {
-			return err
-		}
-		done = true
-		res, err := s.applyOnce(ctx, tx, fl, e, now)
-		if err != nil {
-			return err
-		}
-		// global lookup: inbox_entries are operator records, no merchant's.
-		return tx.Send(ctx, `UPDATE inbox_entries SET effect = $1 WHERE sha256 = $2 AND entry_key = $3`, string(res.effect), fl.sha256, mark(e))
-	})
-	return done, err
-}
-
-// applyOnce applies e unless an entry of its key was applied in its
-// account before (Duplicate), recording it in feed_entries; an entry
-// without a key cannot be known again, and is an exception (CONTRACT §25:
-// unmatched).
-func (s *Service) applyOnce(ctx context.Context, tx *store.Tx, fl file, e statement.Entry, now int64) (result, error) {
-	if e.Key == "" {
+// applyOnce applies a claimed entry: one whose key is not fresh was
+// applied in its account before (Duplicate); an entry without a key
+// cannot be known again, and is an exception (CONTRACT §25: unmatched).
+func (s *Service) applyOnce(ctx context.Context, tx *store.Tx, fl file, e statement.Entry, fresh bool) (result, error) {
+	switch {
+	case e.Key == "":
 		return s.except(ctx, tx, fl.feed, fl.sha256, e, bankfile.Unmatched, "the entry has no bank reference to be known by: it cannot be applied by itself")
-	}
-	var claimed string
-	// global lookup: feed_entries are operator records, no merchant's.
-	err := tx.QueryRowContext(ctx, `INSERT INTO feed_entries (account, entry_key, feed, sha256, direction, amount, currency, effect, applied_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, '', $8) ON CONFLICT (account, entry_key) DO NOTHING RETURNING entry_key`,
-		fl.feed.accountKey(), e.Key, fl.feed.Name, fl.sha256, string(e.Direction), e.AmountMinor, e.Currency, now).Scan(&claimed)
-	if store.IsNoRows(err) {
+	case !fresh:
 		return result{effect: EffectDuplicate}, nil
 	}
-	if err != nil {
-		return result{}, fmt.Errorf("record entry %s: %w", e.Key, err)
-	}
-	res, err := s.match(ctx, tx, fl.feed, fl.sha256, e)
-	if err != nil {
-		return result{}, err
-	}
-	return res, recordEffect(ctx, tx, fl.feed.accountKey(), e.Key, res)
-}
-
-// recordEffect writes what the entry key of account did.
-func recordEffect(ctx context.Context, tx *store.Tx, account, key string, res result) error {
-	var exception any
-	if res.exception != 0 {
-		exception = res.exception
-	}
-	// global lookup: feed_entries are operator records, no merchant's.
-	return tx.Send(ctx, `UPDATE feed_entries SET effect = $1, record_type = $2, record_owner = $3, record_id = $4, exception_id = $5
-		WHERE account = $6 AND entry_key = $7`, string(res.effect), res.recordType, res.owner, res.recordID, exception, account, key)
+	return s.match(ctx, tx, fl.feed, fl.sha256, e)
 }
 
 // kill ends the process at step when Deps.KillAt names it.

@@ -49,7 +49,10 @@ func (q *Queue) enqueue(ctx context.Context, tx *store.Tx, kind string, payload 
 	}
 	const insert = insertJob + availableSQL + `, $6, $7)` + onKeyTaken
 	args := []any{kind, opt.ClockOf, string(body), runAt.UnixMilli(), opt.MaxAttempts, nullable(opt.UniqueKey), q.clock.Now().UnixMilli()}
-	if opt.Lane == "" || tx.DB().OneWriter() {
+	if opt.Lane == "" || tx.DB().OneWriter() || !q.worked() {
+		// Without lane runs in this process (an operator command's queue),
+		// a held job would wait for its release, a transaction more each:
+		// it is the workers' at once.
 		if err := tx.Send(ctx, insert, args...); err != nil {
 			return fmt.Errorf("enqueue %s: %w", kind, err)
 		}

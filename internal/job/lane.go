@@ -33,6 +33,14 @@ const maxLaneHold = 5 * time.Second
 // staleSweepEvery is how often a queue releases jobs held past maxLaneHold.
 const staleSweepEvery = time.Second
 
+// worked reports whether the queue is being worked in this process (Run),
+// which runs the lane runs of the jobs it holds.
+func (q *Queue) worked() bool {
+	q.laneMu.Lock()
+	defer q.laneMu.Unlock()
+	return q.laneCtx != nil
+}
+
 // runInLane runs merchant's job held under key at once, in lane, if the
 // queue is being worked (Run); otherwise, or if it fails, it releases the
 // job to the workers.
