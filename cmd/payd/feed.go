@@ -19,6 +19,7 @@ import (
 	"payd/internal/payid"
 	"payd/internal/payin"
 	"payd/internal/rail/bankfile"
+	"payd/internal/statement"
 	"payd/internal/store"
 	"payd/internal/webhook"
 )
@@ -35,6 +36,11 @@ import (
 // as payd serve wires them. PAYD_TEST_BANKFILE_KILL kills it at a step of
 // an import (the crash tests).
 func feeds(env *cliEnv, db *store.DB) (*feed.Service, error) {
+	return feedsBounded(env, db, feed.DefaultMaxFileBytes)
+}
+
+// feedsBounded is feeds taking files of at most maxBytes.
+func feedsBounded(env *cliEnv, db *store.DB, maxBytes int64) (*feed.Service, error) {
 	files, err := outcomeFiles(env, db)
 	if err != nil {
 		return nil, err
@@ -44,7 +50,7 @@ func feeds(env *cliEnv, db *store.DB) (*feed.Service, error) {
 	policy := webhook.Policy{}
 	hooks := webhook.NewDispatcher(db, clock.Real{}, log, policy, nil)
 	clk := merchant.NewClock(clock.Real{})
-	return feed.New(feed.Deps{DB: db, Log: log, Files: files, KillAt: bankfile.Step(env.getenv(killEnv)),
+	return feed.New(feed.Deps{DB: db, Log: log, Files: files, KillAt: bankfile.Step(env.getenv(killEnv)), MaxFileBytes: maxBytes,
 		Payins:   payin.NewService(payin.Deps{DB: db, Queue: queue, Clock: clk, Log: log, Webhooks: hooks, Policy: policy}),
 		PayIDs:   payid.NewService(payid.Deps{DB: db, Queue: queue, Clock: clk, Log: log, Webhooks: hooks, Policy: policy}),
 		Deposits: deposit.NewService(deposit.Deps{DB: db, Queue: queue, Clock: clk}),
@@ -119,14 +125,19 @@ func runFeedUnset(ctx context.Context, env *cliEnv, args []string) error {
 func runFeedImport(ctx context.Context, env *cliEnv, args []string) error {
 	o := newOperator(env, "feed import")
 	name := o.need("name", "the feed whose account the file is a statement of")
+	maxMiB := o.String("max-file-mib", "128", "the largest file taken, in MiB (1 to 256): a larger one is rejected whole")
 	who, checkActor := o.actor()
 	path, rest, err := fileArg(o, "feed import --name FEED", args)
 	if err != nil {
 		return err
 	}
 	var content []byte
+	var maxBytes int64
 	readFile := func() error {
 		if err := checkActor(); err != nil {
+			return err
+		}
+		if maxBytes, err = feedMaxFileBytes("--max-file-mib", *maxMiB); err != nil {
 			return err
 		}
 		fh, err := os.Open(path)
@@ -134,11 +145,11 @@ func runFeedImport(ctx context.Context, env *cliEnv, args []string) error {
 			return usageError{fmt.Sprintf("read %s: %v", path, err)}
 		}
 		defer fh.Close()
-		content, err = io.ReadAll(io.LimitReader(fh, feed.DefaultMaxFileBytes+1))
+		content, err = io.ReadAll(io.LimitReader(fh, maxBytes+1))
 		return err
 	}
 	return o.run(ctx, rest, readFile, func(_ *merchant.Service, db *store.DB) (answer, error) {
-		svc, err := feeds(env, db)
+		svc, err := feedsBounded(env, db, maxBytes)
 		if err != nil {
 			return answer{}, err
 		}
@@ -162,6 +173,16 @@ func runFeedImport(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return a, nil
 	})
+}
+
+// feedMaxFileBytes reads a bound of a feed's files given in MiB (1 to
+// statement.HardMaxBytes).
+func feedMaxFileBytes(flagName, mib string) (int64, error) {
+	n, err := strconv.ParseInt(mib, 10, 64)
+	if err != nil || n < 1 || n > statement.HardMaxBytes>>20 {
+		return 0, usageError{fmt.Sprintf("%s: must be a whole number of MiB from 1 to %d, such as 128", flagName, statement.HardMaxBytes>>20)}
+	}
+	return n << 20, nil
 }
 
 func importText(got feed.Imported) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,15 @@ func TestFeedCommands(t *testing.T) {
 		if r.code != 1 || got["status"] != "rejected" || got["reason"] != "it is in USD; feed au-collect is in AUD" {
 			t.Errorf("a USD file: exit %d %v", r.code, got)
 		}
+		big := filepath.Join(t.TempDir(), "big.xml")
+		if err := os.WriteFile(big, bytes.Repeat([]byte("<x/>"), 300_000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r = payd(t, "feed", "import", "--db", dsn, "--name", "au-collect", "--json", "--max-file-mib", "1", big)
+		decodeExact(t, r.stdout, &got, importedMembers...)
+		if r.code != 1 || got["status"] != "rejected" || got["reason"] != "the file has 1048577 bytes, more than the 1048576 a feed file may have" {
+			t.Errorf("a 1.2 MB file with --max-file-mib 1: exit %d %v", r.code, got)
+		}
 
 		var exc struct {
 			Records []map[string]any `json:"records"`
@@ -134,6 +144,7 @@ func TestFeedUsageTouchesNoDatabase(t *testing.T) {
 		{"feed set without its flags", []string{"feed", "set"}, "payd: missing --account, --currency, --inbox, --name\n"},
 		{"feed import without a file", []string{"feed", "import", "--name", "au"}, "payd: give the file's name: payd feed import --name FEED NAME\n"},
 		{"feed import of a file that is not there", []string{"feed", "import", "--name", "au", "/nonexistent/statement.xml"}, "payd: read /nonexistent/statement.xml"},
+		{"feed import with no bound", []string{"feed", "import", "--name", "au", "--max-file-mib", "0", "/nonexistent/statement.xml"}, "payd: --max-file-mib: must be a whole number of MiB from 1 to 256, such as 128\n"},
 		{"feed match without a record", []string{"feed", "match", "--entry", "1"}, "payd: give one of --payin UUID, --payment-request ID, --static-payid ID, --treasury ID and --reference REF\n"},
 		{"feed match with two records", []string{"feed", "match", "--entry", "1", "--payin", "A", "--treasury", "B"}, "payd: give one of --payin UUID"},
 		{"feed match of no entry", []string{"feed", "match", "--entry", "x", "--payin", "A"}, "payd: --entry: give the exception's id, a positive number (payd feed exceptions)\n"},

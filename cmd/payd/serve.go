@@ -45,6 +45,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	trusted := f.setting("trusted-proxies", "PAYD_TRUSTED_PROXIES", "",
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	feedPoll := f.setting("feed-poll", "PAYD_FEED_POLL", "30s", "how often the bank feeds' inboxes are read (1s to 24h)")
+	feedMax := f.setting("feed-max-file-mib", "PAYD_FEED_MAX_FILE_MIB", "128", "the largest bank-feed file payd takes, in MiB (1 to 256): a larger one is rejected whole")
 	eventRetention := f.setting("event-retention", "PAYD_EVENT_RETENTION", "720h", "how long GET /v2/events keeps events (1h to 8760h; default 30 days)")
 	oidcFlags := f.oidc()
 	if err := f.parse(args); err != nil {
@@ -61,6 +62,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	poll, err := time.ParseDuration(*feedPoll)
 	if err != nil || poll < time.Second || poll > 24*time.Hour {
 		return usageError{"--feed-poll: must be a duration from 1s to 24h, such as 30s"}
+	}
+	feedMaxBytes, err := feedMaxFileBytes("--feed-max-file-mib", *feedMax)
+	if err != nil {
+		return err
 	}
 	if *analyze != "auto" && *analyze != "off" {
 		return usageError{"--analyze: must be auto or off"}
@@ -93,7 +98,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		DB: *db, Env: httpapi.Environment(*envName), PublicURL: strings.TrimRight(*publicURL, "/"), Log: log,
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
-		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll, EventRetention: retention,
+		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll, FeedMaxFileBytes: feedMaxBytes, EventRetention: retention,
 		OIDC: sso,
 	})
 	if err != nil {

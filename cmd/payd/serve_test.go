@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -415,6 +417,38 @@ func TestServeStartFailures(t *testing.T) {
 			}
 			if stdout.String() != "" {
 				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+// TestServeRefusesBadSettings: a setting out of its range is refused by
+// name, with exit 2, before payd opens its database or listens.
+func TestServeRefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"feed poll too short", []string{"--feed-poll", "10ms"}, "payd: --feed-poll: must be a duration from 1s to 24h, such as 30s\n"},
+		{"feed files of no size", []string{"--feed-max-file-mib", "0"}, "payd: --feed-max-file-mib: must be a whole number of MiB from 1 to 256, such as 128\n"},
+		{"feed files too large", []string{"--feed-max-file-mib", "1024"}, "payd: --feed-max-file-mib: must be a whole number of MiB from 1 to 256, such as 128\n"},
+		{"event retention too long", []string{"--event-retention", "9000h"}, "payd: --event-retention: must be a duration from 1h to 8760h, such as 720h\n"},
+		{"analyze neither", []string{"--analyze", "sometimes"}, "payd: --analyze: must be auto or off\n"},
+		{"treasury BSB not 6 digits", []string{"--treasury-bsb", "06200"}, "payd: --treasury-bsb: must be 6 digits\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "payd.db")
+			var stdout, stderr syncBuffer
+			env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+			code := run(t.Context(), env, slices.Concat([]string{"serve", "--addr", "127.0.0.1:0", "--db", "sqlite:" + file}, tt.args))
+			if code != 2 || stderr.String() != tt.wantStderr || stdout.String() != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want 2, %q and nothing", code, stderr.String(), stdout.String(), tt.wantStderr)
+			}
+			if _, err := os.Stat(file); !os.IsNotExist(err) {
+				t.Errorf("the database file was touched (%v)", err)
 			}
 		})
 	}

@@ -84,6 +84,9 @@ type Config struct {
 	// FeedPoll is how often the bank feeds' inboxes are read (--feed-poll;
 	// default feed.DefaultPoll).
 	FeedPoll time.Duration
+	// FeedMaxFileBytes bounds a bank-feed file (--feed-max-file-mib;
+	// default feed.DefaultMaxFileBytes).
+	FeedMaxFileBytes int64
 	// EventRetention is how long GET /v2/events keeps events
 	// (--event-retention; default webhook.DefaultRetention).
 	EventRetention time.Duration
@@ -252,7 +255,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.PayIDs = payid.NewService(payid.Deps{DB: db, Queue: s.Queue, Clock: merchantClock, Log: cfg.Log, Webhooks: s.Webhooks, Policy: policy,
 		Sandbox: cfg.Env == httpapi.Sandbox})
 	s.Feeds = feed.New(feed.Deps{DB: db, Clock: cfg.Clock, Log: cfg.Log, Payins: s.Payins, PayIDs: s.PayIDs, Deposits: s.Deposits, Files: s.Files,
-		PollEvery: cfg.FeedPoll, KillAt: cfg.BankFileKillAt})
+		PollEvery: cfg.FeedPoll, MaxFileBytes: cfg.FeedMaxFileBytes, KillAt: cfg.BankFileKillAt})
 	s.Portal = portal.NewService(portal.Deps{DB: db, Clock: merchantClock})
 	s.Reconcile = reconcile.NewService(reconcile.Deps{DB: db, Clock: merchantClock})
 	var cards gateway.CardNetwork = gateway.NoCards{}
