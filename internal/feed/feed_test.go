@@ -188,7 +188,6 @@ func TestRejectedWhole(t *testing.T) {
 			{"truncated", "camt.053", good[:len(good)/2]},
 			{"csv", "reconciliation", []byte("date,amount,reference,description\n2026-03-02,500.00,X," + uuid + "\n")},
 			{"bai2 of another account", "account", feedtest.BAI2(other)},
-			{"too many decimals for KRW", "KRW has 0", bytes.Replace(feedtest.Camt054(fx.file(credit)), []byte(">50000<"), []byte(">50000.5<"), 1)},
 			{"another version", "camt.054.001.02", bytes.ReplaceAll(feedtest.Camt054(fx.file(credit)), []byte("camt.054.001.08"), []byte("camt.054.001.02"))},
 		}
 		for _, tt := range tests {
@@ -263,6 +262,36 @@ func TestImportResumes(t *testing.T) {
 		var n int
 		if err := fx.srv.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM balance_records WHERE reference_id = $1`, a).Scan(&n); err != nil || n != 1 {
 			t.Errorf("payin %s has %d balance records, want 1 (not applied again)", a, n)
+		}
+	})
+}
+
+// TestRoundingCurrencyCredits: a KRW credit with decimals is rounded half
+// away from zero before it is matched, as simulate rounds one (CONTRACT
+// §18, §25): 50000.4 receives a payin of 50000, 60000.5 is 60001 and not
+// the total of a payin of 60000 (amount_mismatch, nothing received).
+func TestRoundingCurrencyCredits(t *testing.T) {
+	t.Parallel()
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		fx := newFixture(t, dsn)
+		down, up := fx.payin(50000), fx.payin(60000)
+		content := feedtest.Camt054(fx.file(feedtest.Entry{Key: "KR1", AmountMinor: 50000, Remittance: down}, feedtest.Entry{Key: "KR2", AmountMinor: 60000, Remittance: up}))
+		content = bytes.Replace(content, []byte(">50000<"), []byte(">50000.4<"), 1)
+		content = bytes.Replace(content, []byte(">60000<"), []byte(">60000.5<"), 1)
+		got := fx.imported("krw.xml", content)
+		if got.Status != feed.Applied || got.Applied != 1 || got.Exceptions != 1 {
+			t.Errorf("the file: %+v, want applied with 1 applied and 1 exception", got)
+		}
+		if status, ref := fx.payinStatus(down); status != "received" || ref != "KR1" {
+			t.Errorf("payin of 50000 after a credit of 50000.4: %s %q, want received by KR1", status, ref)
+		}
+		if status, _ := fx.payinStatus(up); status != "pending" {
+			t.Errorf("payin of 60000 after a credit of 60000.5: %s, want pending", status)
+		}
+		var kind, amount string
+		err := fx.srv.DB.Read().QueryRowContext(context.Background(), `SELECT kind, CAST(amount AS TEXT) FROM bank_exceptions WHERE entry_key = 'KR2'`).Scan(&kind, &amount)
+		if err != nil || kind != "amount_mismatch" || amount != "60001" {
+			t.Errorf("the exception of KR2: %s %s %v, want amount_mismatch of 60001", kind, amount, err)
 		}
 	})
 }

@@ -49,7 +49,8 @@ const (
 // ErrNamespace: camt.053.001.02, a pain.002, …); XML that is not well formed
 // or is truncated; a file of more than one account or currency; an amount
 // in another currency than the account's, or with more decimals than its
-// currency has (wrapping money.ErrTooPrecise: never rounded); a code outside
+// currency has (wrapping money.ErrTooPrecise; the rounding currencies'
+// are rounded, statement.ParseAmount); a code outside
 // the schema's (CdtDbtInd, an entry status other than BOOK, PDNG, INFO and
 // FUTR); a failed total (wrapping statement.ErrTotals, naming the check);
 // and anything beyond the bounds (statement.ErrLimit). Schema validity

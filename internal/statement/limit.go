@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -69,16 +70,18 @@ func (l *limitedReader) tooLarge() error {
 
 // ParseAmount reads a non-negative decimal as the formats write it once
 // their own punctuation is undone ("1250.5", "1250", "0.05") in c's minor
-// units. An amount with more decimals than c has is refused (wrapping
-// money.ErrTooPrecise), never rounded, whatever money.Parse does for the
-// rounding currencies on the API; so is one above money.MaxMinor. Trailing
-// zeros are not extra precision: 10.500 AUD is 1050.
+// units, by the API's rule for amounts (CONTRACT §3, §18, §25): in the
+// rounding currencies (VND, JPY, XAF, KRW, XOF) more decimals than c has
+// are rounded half away from zero, as simulate rounds a credit; in every
+// other currency they are refused (wrapping money.ErrTooPrecise). So is
+// an amount above money.MaxMinor. Trailing zeros are not extra precision:
+// 10.500 AUD is 1050.
 func ParseAmount(text string, c money.Currency) (int64, error) {
 	if !decimalText(text) {
 		return 0, fmt.Errorf("amount %q is not a decimal number", text)
 	}
-	minor, rounded, err := money.Parse(text, c)
-	if rounded {
+	minor, _, err := money.Parse(text, c)
+	if errors.Is(err, money.ErrTooPrecise) {
 		return 0, fmt.Errorf("amount %s: %w: %s has %d", text, money.ErrTooPrecise, c.Code, c.Digits)
 	}
 	if err != nil {

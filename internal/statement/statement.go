@@ -18,8 +18,9 @@
 // A refusal is a *Error naming the format, where in the file, and, when a
 // control total failed, the check (ErrTotals); never a partial Header.
 // Amounts are int64 minor units of the account's currency (package money's
-// exponent): an amount with more decimals than the currency has is refused,
-// never rounded, and no float is involved. Every size is bounded: the file
+// exponent): an amount with more decimals than the currency has is refused
+// (rounded in the rounding currencies, as the API rounds them: ParseAmount),
+// and no float is involved. Every size is bounded: the file
 // by HardMaxBytes (and a caller's smaller bound through LimitReader), the
 // entries by MaxEntries, texts by the lengths below.
 package statement

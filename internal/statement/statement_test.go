@@ -138,13 +138,13 @@ func TestReadCSV(t *testing.T) {
 }
 
 // TestReadCSVRefuses checks that a line the upload cannot take refuses the
-// whole file, naming the line: too many decimals for the currency (JPY
-// too), no header, the wrong cells, a zero, an exponent; and that the
+// whole file, naming the line: too many decimals for the currency, no
+// header, the wrong cells, a zero, an exponent; and that the
 // upload needs its account.
 func TestReadCSVRefuses(t *testing.T) {
 	t.Parallel()
 	const header = "date,amount,reference,description\n"
-	jpy := statement.Account{Number: "1234567", Currency: "JPY"}
+	idr := statement.Account{Number: "1234567", Currency: "IDR"}
 	tests := []struct {
 		name     string
 		account  statement.Account
@@ -153,7 +153,7 @@ func TestReadCSVRefuses(t *testing.T) {
 		wantText string
 	}{
 		{"AUD with three decimals", audAccount, header + "2026-03-02,10.005,,\n", money.ErrTooPrecise, "line 2: amount 10.005"},
-		{"JPY with a decimal", jpy, header + "2026-03-02,1000.5,,\n", money.ErrTooPrecise, "JPY has 0"},
+		{"IDR with three decimals", idr, header + "2026-03-02,1000.505,,\n", money.ErrTooPrecise, "IDR has 2"},
 		{"no header", audAccount, "2026-03-02,10.00,,\n", nil, "line 1: the header is"},
 		{"empty", audAccount, "", nil, "empty"},
 		{"too few cells", audAccount, header + "2026-03-02,10.00\n", nil, "line 2: not 4 cells"},
@@ -193,8 +193,9 @@ func TestLimitReader(t *testing.T) {
 	}
 }
 
-// TestParseAmount reads amounts exactly in each currency's minor units and
-// refuses more decimals than the currency has, rounding never.
+// TestParseAmount reads amounts exactly in each currency's minor units:
+// more decimals than the currency has are rounded half away from zero in
+// the rounding currencies and refused in the others.
 func TestParseAmount(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -210,7 +211,11 @@ func TestParseAmount(t *testing.T) {
 		{"1.234", "KWD", 1234, nil},
 		{"0.05", "AUD", 5, nil},
 		{"10.005", "AUD", 0, money.ErrTooPrecise},
-		{"1000.5", "JPY", 0, money.ErrTooPrecise},
+		{"1000.5", "JPY", 1001, nil},
+		{"1000.49", "JPY", 1000, nil},
+		{"50000.5", "KRW", 50001, nil},
+		{"1000.505", "IDR", 0, money.ErrTooPrecise},
+		{"1.5", "UGX", 0, money.ErrTooPrecise},
 		{"1000000000000000.00", "AUD", money.MaxMinor, nil},
 		{"1000000000000000.01", "AUD", 0, money.ErrOutOfRange},
 	}

@@ -19,7 +19,8 @@
 // none), the account servicing institution's reference, and supplementary
 // details. A balance is 1!a6!n3!a15d: mark, date, currency, amount. Amounts
 // with more decimals than the currency has are refused (SWIFT's own rule
-// C03), never rounded.
+// C03), but in the rounding currencies, which are rounded as the API
+// rounds them (statement.ParseAmount).
 //
 // The control total of each message is checked (§18): its opening balance
 // plus its credits less its debits is its closing balance. A file that

@@ -116,6 +116,20 @@ func TestReadGerman(t *testing.T) {
 	}
 }
 
+// TestReadRoundsJPY: a JPY statement's amounts with a decimal are rounded
+// half away from zero, as the API rounds JPY (CONTRACT §3), and its
+// balance holds after the rounding.
+func TestReadRoundsJPY(t *testing.T) {
+	t.Parallel()
+	h, entries, err := statementtest.Collect(Read, fixture(t, "jpy_rounding.sta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].AmountMinor != 1001 || h.Closing == nil || h.Closing.AmountMinor != 101001 {
+		t.Errorf("Header %+v, entries %+v; want one entry of 1001 and a closing balance of 101001", h, entries)
+	}
+}
+
 // TestReadRefuses checks that a file that fails its balance or its layout
 // is refused whole, naming the message and the check.
 func TestReadRefuses(t *testing.T) {
@@ -130,7 +144,7 @@ func TestReadRefuses(t *testing.T) {
 	}{
 		{"closing balance", fixture(t, "wrong_balance.sta"), statement.ErrTotals, CheckBalance, "message 2 (line 24): check \"60a + :61: credits - :61: debits = 62a\" failed: 124850.49 + credits 252.50 - debits 2.50 = 125100.49, but :62a: is 125100.50"},
 		{"truncated", fixture(t, "truncated.sta"), nil, "", "without its -} (truncated)"},
-		{"JPY with a decimal", fixture(t, "too_precise.sta"), money.ErrTooPrecise, "", "JPY has 0"},
+		{"EUR with three decimals", []byte(strings.Replace(german, "CR1500,00", "CR1500,005", 1)), money.ErrTooPrecise, "", "EUR has 2"},
 		{"an unknown field", fixture(t, "unknown_field.sta"), nil, "", "field :34F: is not one of MT940's"},
 		{"two accounts", fixture(t, "two_accounts.sta"), nil, "", "a file is read for one account"},
 		{"no closing balance", []byte(strings.Replace(german, ":62F:C260302EUR11250,00\n", "", 1)), nil, "", "no :62F: or :62M: closing balance"},
