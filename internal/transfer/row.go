@@ -36,35 +36,61 @@ type row struct {
 	steps                                                   []policy.Step
 }
 
-func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
+// selectRows reads a transfer's row with its accounts; its callers add
+// the WHERE (t is the transfer) and scan each row with scanRow.
+const selectRows = `SELECT t.uuid, t.merchant_id, t.currency, t.description, t.bank_account, t.endpoint_url, t.authorization_header,
+	t.amount, t.created_at, t.status, t.from_account_id, f.kind, f.account_number, COALESCE(f.public_id, ''),
+	t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason, t.bank_reference,
+	t.created_by, t.created_by_user, t.approval_status, t.approval_roles, t.required_approvals, t.policy_name, t.policy_version,
+	t.decided_by, t.rejection_reason, t.decided_at, t.hold_until
+	FROM transfers t JOIN accounts f ON f.merchant_id = t.merchant_id AND f.id = t.from_account_id
+	LEFT JOIN accounts d ON d.merchant_id = t.merchant_id AND d.id = t.to_account_id `
+
+func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
-	err := q.QueryRowContext(ctx, `SELECT t.uuid, t.merchant_id, t.currency, t.description, t.bank_account, t.endpoint_url, t.authorization_header,
-		t.amount, t.created_at, t.status, t.from_account_id, f.kind, f.account_number, COALESCE(f.public_id, ''),
-		t.to_account_id, d.kind, d.account_number, d.public_id, t.completed_at, t.failure_reason, t.bank_reference,
-		t.created_by, t.created_by_user, t.approval_status, t.approval_roles, t.required_approvals, t.policy_name, t.policy_version,
-		t.decided_by, t.rejection_reason, t.decided_at, t.hold_until
-		FROM transfers t JOIN accounts f ON f.merchant_id = t.merchant_id AND f.id = t.from_account_id
-		LEFT JOIN accounts d ON d.merchant_id = t.merchant_id AND d.id = t.to_account_id
-		WHERE t.uuid = $1 AND t.merchant_id = $2`, uuid, merchantID).
-		Scan(&r.uuid, &r.merchantID, &r.currency, &r.description, &r.bank, &r.endpoint, &r.auth, &r.amount, &r.createdAt, &r.status,
-			&r.fromAccountID, &r.fromKind, &r.fromNumber, &r.fromPublicID, &r.toAccountID, &r.toKind, &r.toNumber, &r.toPublicID,
-			&r.completedAt, &r.failure, &r.bankReference,
-			&r.createdBy, &r.createdByUser, &r.approvalStatus, &r.approvalRoles, &r.requiredApprovals, &r.policyName, &r.policyVersion,
-			&r.decidedBy, &r.rejectionReason, &r.decidedAt, &r.holdUntil)
+	err := sc.Scan(&r.uuid, &r.merchantID, &r.currency, &r.description, &r.bank, &r.endpoint, &r.auth, &r.amount, &r.createdAt, &r.status,
+		&r.fromAccountID, &r.fromKind, &r.fromNumber, &r.fromPublicID, &r.toAccountID, &r.toKind, &r.toNumber, &r.toPublicID,
+		&r.completedAt, &r.failure, &r.bankReference,
+		&r.createdBy, &r.createdByUser, &r.approvalStatus, &r.approvalRoles, &r.requiredApprovals, &r.policyName, &r.policyVersion,
+		&r.decidedBy, &r.rejectionReason, &r.decidedAt, &r.holdUntil)
+	return r, err
+}
+
+func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid string) (row, error) {
+	r, err := scanRow(q.QueryRowContext(ctx, selectRows+`WHERE t.uuid = $1 AND t.merchant_id = $2`, uuid, merchantID))
 	if isNoRows(err) {
 		return row{}, fault.NotFoundf("no transfer %s", uuid)
 	}
 	if err != nil {
 		return row{}, fmt.Errorf("read transfer %s: %w", uuid, err)
 	}
-	if r.approvalStatus != "" {
-		steps, err := policy.Steps(ctx, q, merchantID, policy.TransferSubject, []string{uuid})
-		if err != nil {
-			return row{}, err
-		}
-		r.steps = steps[uuid]
+	rows := []row{r}
+	if err := withSteps(ctx, q, merchantID, rows); err != nil {
+		return row{}, err
 	}
-	return r, nil
+	return rows[0], nil
+}
+
+// withSteps reads the approval steps of the rows a policy held, in one
+// query for all.
+func withSteps(ctx context.Context, q store.Querier, merchantID string, rows []row) error {
+	var held []string
+	for _, r := range rows {
+		if r.approvalStatus != "" {
+			held = append(held, r.uuid)
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	steps, err := policy.Steps(ctx, q, merchantID, policy.TransferSubject, held)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].steps = steps[rows[i].uuid]
+	}
+	return nil
 }
 
 func party(kind, number, publicID string) Party {

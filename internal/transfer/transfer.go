@@ -500,7 +500,8 @@ func (s *Service) Get(ctx context.Context, p merchant.Principal, uuid string) (T
 var Statuses = []Status{Held, Processing, Completed, Failed, Returned, Rejected, Expired}
 
 // List is a page of the merchant's transfers, newest first, and how many
-// match in all; status ("" for any) filters. Each is read as Get reads it.
+// match in all; status ("" for any) filters. Each is read as Get reads it,
+// in one query for the page and one for the approvals of those held.
 func (s *Service) List(ctx context.Context, merchantID string, status Status, page, perPage int) ([]Transfer, int, error) {
 	q := s.db.Read()
 	var total int
@@ -508,27 +509,30 @@ func (s *Service) List(ctx context.Context, merchantID string, status Status, pa
 		Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count transfers: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT uuid FROM transfers WHERE merchant_id = $1 AND ($2 = '' OR status = $2)
-		ORDER BY created_at DESC, uuid DESC LIMIT $3 OFFSET $4`, merchantID, string(status), perPage, (page-1)*perPage)
+	rows, err := q.QueryContext(ctx, selectRows+`WHERE t.merchant_id = $1 AND ($2 = '' OR t.status = $2)
+		ORDER BY t.created_at DESC, t.uuid DESC LIMIT $3 OFFSET $4`, merchantID, string(status), perPage, (page-1)*perPage)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list transfers: %w", err)
 	}
-	var uuids []string
+	var found []row
 	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
+		r, err := scanRow(rows)
+		if err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("list transfers: %w", err)
 		}
-		uuids = append(uuids, u)
+		found = append(found, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("list transfers: %w", err)
 	}
-	out := make([]Transfer, 0, len(uuids))
-	for _, u := range uuids {
-		t, err := s.Get(ctx, merchant.Principal{MerchantID: merchantID}, u)
+	if err := withSteps(ctx, q, merchantID, found); err != nil {
+		return nil, 0, err
+	}
+	out := make([]Transfer, 0, len(found))
+	for _, r := range found {
+		t, err := r.view()
 		if err != nil {
 			return nil, 0, err
 		}
