@@ -100,6 +100,10 @@ func (s *Service) notice(ctx context.Context, tx *store.Tx, c gateway.CardPaymen
 		_, err := s.Open(ctx, tx, c, Opening{Reason: n.Reason, ReasonCode: n.ReasonCode, Amount: n.Amount})
 		return err
 	}
+	outcome, err := outcomeOf(n.Outcome)
+	if err != nil {
+		return err // a word payd does not know is refused, decided or not
+	}
 	r, ok, err := s.ofPayment(ctx, tx, c.MerchantID, c.Type, c.ID)
 	if err != nil {
 		return err
@@ -109,10 +113,6 @@ func (s *Service) notice(ctx context.Context, tx *store.Tx, c gateway.CardPaymen
 	}
 	if r.status != NeedsResponse && r.status != UnderReview {
 		return nil // decided already: a repeated notice
-	}
-	outcome, err := outcomeOf(n.Outcome)
-	if err != nil {
-		return err
 	}
 	now, err := s.clock.Read(ctx, tx, r.merchantID)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"payd/internal/gateway"
 	"payd/internal/httpapi"
 	"payd/internal/server"
 	"payd/internal/store"
@@ -505,5 +506,80 @@ func TestDisputeDeadlineTwoProcesses(t *testing.T) {
 			t.Errorf("%d dispute.closed events (%v), want 5", closed, err)
 		}
 		pinVerifyLedger(t, a)
+	})
+}
+
+// TestDisputeNetworkNotices: the card network's notices, as a production
+// acquirer sends them through gateway.ReceiveDisputeNotice, open a dispute
+// of the charge they name and then decide it: lost takes the fee, won
+// brings the amount back; a notice after the decision changes nothing; a
+// notice of no payment or of no outcome payd knows is refused. A gateway
+// payment paid by PayID, not by card, cannot be disputed (409).
+func TestDisputeNetworkNotices(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, p *payd) {
+		m := p.merchant("AUD")["AUD"]
+		notice := func(n gateway.DisputeNotice) error {
+			return p.srv.DB.Exec(t.Context(), func(tx *store.Tx) error { return p.srv.Gateway.ReceiveDisputeNotice(t.Context(), tx, n) })
+		}
+		disputeOf := func(payment string) map[string]any {
+			t.Helper()
+			recs, _ := p.get("/v2/disputes?currency=AUD", m).JSON(t)["records"].([]any)
+			for _, r := range recs {
+				if r := r.(map[string]any); str(r, "payment_id") == payment {
+					return r
+				}
+			}
+			t.Fatalf("no dispute of payment %s in %v", payment, recs)
+			return nil
+		}
+		lost := p.paidGateway(t, m, "N-1", "30.00", "4242424242424242", "http://127.0.0.1:9/hooks")
+		won := p.paidGateway(t, m, "N-2", "20.00", "4242424242424242", "http://127.0.0.1:9/hooks")
+		for _, id := range []string{lost, won} {
+			if err := notice(gateway.DisputeNotice{Charge: id + "-1", Reason: "fraudulent", ReasonCode: "10.4"}); err != nil {
+				t.Fatalf("the notice opening a dispute of %s: %v", id, err)
+			}
+			if d := disputeOf(id); str(d, "status") != "needs_response" || str(d, "reason") != "fraudulent" {
+				t.Errorf("opened by the network: %v", d)
+			}
+		}
+		if got := p.balanceOf(m, "AUD").Available.String(); got != "0.00" {
+			t.Errorf("available while both are disputed: %s", got)
+		}
+		if err := notice(gateway.DisputeNotice{Charge: lost + "-1", Outcome: "lost"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := notice(gateway.DisputeNotice{Charge: won + "-1", Outcome: "won"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := notice(gateway.DisputeNotice{Charge: lost + "-1", Outcome: "won"}); err != nil {
+			t.Errorf("a notice after the decision: %v, want nothing done", err)
+		}
+		dl, dw := disputeOf(lost), disputeOf(won)
+		if str(dl, "status") != "lost" || str(dl, "fee") != "25.00" || str(dw, "status") != "won" {
+			t.Errorf("decided by the network: lost %v, won %v", dl, dw)
+		}
+		if got := p.recordsOf(t, m, "AUD", str(dl, "uuid")); got["dispute"] != "done" || got["dispute_fee"] != "done" {
+			t.Errorf("records of the lost dispute %v", got)
+		}
+		if got := p.recordsOf(t, m, "AUD", str(dw, "uuid")); got["dispute"] != "failed" {
+			t.Errorf("records of the won dispute %v", got)
+		}
+		if got := p.balanceOf(m, "AUD").Available.String(); got != "-5.00" {
+			t.Errorf("available after one won and one lost with its fee: %s, want -5.00", got)
+		}
+		for _, n := range []gateway.DisputeNotice{{Charge: "nonsense"}, {Charge: "999999999-1"}, {Charge: won + "-1", Outcome: "maybe"}} {
+			if err := notice(n); err == nil {
+				t.Errorf("notice %+v was taken", n)
+			}
+		}
+
+		r := p.gatewayCreate(p.bearerFor(m).Token, gatewayOrder("N-3", "100.00", "https://shop.example/thanks", "http://127.0.0.1:9/hooks"))
+		want(t, r, 200)
+		created := r.JSON(t)
+		want(t, p.payInto(m, checkoutPayID(t, str(created, "redirect_url")), "100.00", "JANE PAYER"), 200)
+		wantError(t, p.post("/v2/sandbox/disputes", m, map[string]any{"payment_type": "gateway_payment", "payment_id": fmt.Sprint(created["payment_id"])}),
+			409, "INVALID_STATE", "")
+		pinVerifyLedger(t, p)
 	})
 }
