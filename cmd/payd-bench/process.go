@@ -244,7 +244,11 @@ func selfCPU() time.Duration { return cpuTime(os.Getpid()) }
 
 // heapProfile writes payd's heap profile (what is allocated and held now)
 // beside the CPU profiles, when profiling.
-func (p *paydProcess) heapProfile(s settings, db string) {
+func (p *paydProcess) heapProfile(s settings, db string) { p.heapProfileAs(s, db+"-heap") }
+
+// heapProfileAs writes payd's heap profile as name.pprof in the profile
+// directory, when profiling.
+func (p *paydProcess) heapProfileAs(s settings, name string) {
 	if p.pprofAddr == "" {
 		return
 	}
@@ -255,7 +259,7 @@ func (p *paydProcess) heapProfile(s settings, db string) {
 	}
 	defer res.Body.Close()
 	os.MkdirAll(s.profileDir, 0o755)
-	f, err := os.Create(filepath.Join(s.profileDir, db+"-heap.pprof"))
+	f, err := os.Create(filepath.Join(s.profileDir, name+".pprof"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "heap profile:", err)
 		return

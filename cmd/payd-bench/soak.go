@@ -63,10 +63,15 @@ func soakDatabase(ctx context.Context, s settings, bin, db string, d time.Durati
 		return soakOutcome{}, err
 	}
 	defer cleanup()
-	p, err := startPayd(ctx, bin, t.dsn, "")
+	pprofAddr := ""
+	if s.profileDir != "" {
+		pprofAddr = "127.0.0.1:16061"
+	}
+	p, err := startPayd(ctx, bin, t.dsn, pprofAddr)
 	if err != nil {
 		return soakOutcome{}, err
 	}
+	p.pprofAddr = pprofAddr
 	defer p.stop()
 	rcv, deliveries, err := startPingReceiver()
 	if err != nil {
@@ -81,7 +86,7 @@ func soakDatabase(ctx context.Context, s settings, bin, db string, d time.Durati
 		return soakOutcome{}, err
 	}
 	fmt.Fprintf(w, "merchants set up in %.0f s\n", time.Since(started).Seconds())
-	o, err := x.soak(ctx, s.clients, d, t, p, w)
+	o, err := x.soak(ctx, s, d, t, p, w)
 	if err != nil {
 		return o, err
 	}
@@ -149,9 +154,11 @@ func (x *soakMix) setUp(ctx context.Context, m *soakMerchant) error {
 
 // soak measures the peak, runs the load at half of it with the clock
 // moving, prints a line each minute, and returns the verdict's figures of
-// the load.
-func (x *soakMix) soak(ctx context.Context, clients int, d time.Duration, t *soakTarget, p *paydProcess, w io.Writer) (soakOutcome, error) {
-	pid := p.cmd.Process.Pid
+// the load. With --profile, payd's heap profiles at the end of warm-up and
+// of the load go to the profile directory (go tool pprof -base warm end
+// shows what the growth the verdict judges is made of).
+func (x *soakMix) soak(ctx context.Context, s settings, d time.Duration, t *soakTarget, p *paydProcess, w io.Writer) (soakOutcome, error) {
+	pid, clients := p.cmd.Process.Pid, s.clients
 	pw := peakWindow(d)
 	peakRec := newSoakRecorder(pw)
 	x.drive(ctx, clients, pw, 0, peakRec)
@@ -169,8 +176,11 @@ func (x *soakMix) soak(ctx context.Context, clients int, d time.Duration, t *soa
 	stopClock := x.moveClocks(ctx, rec)
 	stopRSS := sampleRSS(pid)
 	lines := x.printMinutes(ctx, rec, d, t, p, w)
+	warm := time.AfterFunc(window, func() { p.heapProfileAs(s, t.kind+"-soak-heap-warm") })
 	x.drive(ctx, clients, d, rate, rec)
 	stopClock()
+	warm.Stop()
+	p.heapProfileAs(s, t.kind+"-soak-heap-end")
 	<-lines
 	samples := stopRSS()
 	printOps(w, rec)

@@ -61,16 +61,23 @@ func newSoakTarget(s settings, db string) (*soakTarget, func(), error) {
 // soakGauges are one minute line's readings besides latency.
 type soakGauges struct {
 	rssMiB                float64
-	goroutines, poolConns int     // from payd's /metrics; -1 when unread
-	dbConns               int     // pg_stat_activity's count of payd's; -1 on SQLite
-	dbMiB                 float64 // PostgreSQL: the schema's tables and indexes; SQLite: the database file
-	walMiB                float64 // SQLite: the -wal and -shm files; -1 on PostgreSQL, whose WAL is the server's
+	goroutines, poolConns int // from payd's /metrics; -1 when unread
+	// heapMiB is Go's heap in use (go_memstats_heap_inuse_bytes): beside
+	// the RSS it shows whether growth is Go objects held or memory outside
+	// the Go heap (SQLite's page caches, in the driver's own allocator).
+	heapMiB float64
+	dbConns int     // pg_stat_activity's count of payd's; -1 on SQLite
+	dbMiB   float64 // PostgreSQL: the schema's tables and indexes; SQLite: the database file
+	walMiB  float64 // SQLite: the -wal and -shm files; -1 on PostgreSQL, whose WAL is the server's
+	// load is the machine's one-minute load average: on a shared machine
+	// it says how much of a minute's latency was others' work.
+	load float64
 }
 
 // gauges reads the gauges of payd (pid, serving on base) and its database.
 func (t *soakTarget) gauges(ctx context.Context, pid int, base string) soakGauges {
-	g := soakGauges{rssMiB: currentRSS(pid), dbConns: -1, walMiB: -1}
-	g.goroutines, g.poolConns = paydMetrics(ctx, base)
+	g := soakGauges{rssMiB: currentRSS(pid), dbConns: -1, walMiB: -1, load: loadAverage()}
+	g.goroutines, g.poolConns, g.heapMiB = paydMetrics(ctx, base)
 	if t.admin == nil {
 		g.dbMiB, g.walMiB = fileMiB(t.file), fileMiB(t.file+"-wal")+fileMiB(t.file+"-shm")
 		return g
@@ -96,13 +103,25 @@ func fileMiB(path string) float64 {
 	return float64(fi.Size()) / (1 << 20)
 }
 
+// loadAverage is the first figure of /proc/loadavg, 0 when unread.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, _ := strconv.ParseFloat(f, 64)
+	return v
+}
+
 // maxMetricsBytes bounds what the bench reads of payd's /metrics.
 const maxMetricsBytes = 4 << 20
 
-// paydMetrics reads go_goroutines and payd_db_open_connections from payd's
-// Prometheus endpoint; -1 for one it could not read.
-func paydMetrics(ctx context.Context, base string) (goroutines, poolConns int) {
-	goroutines, poolConns = -1, -1
+// paydMetrics reads go_goroutines, payd_db_open_connections and
+// go_memstats_heap_inuse_bytes (in MiB) from payd's Prometheus endpoint; -1
+// for one it could not read.
+func paydMetrics(ctx context.Context, base string) (goroutines, poolConns int, heapMiB float64) {
+	goroutines, poolConns, heapMiB = -1, -1, -1
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
@@ -128,13 +147,15 @@ func paydMetrics(ctx context.Context, base string) (goroutines, poolConns int) {
 			goroutines = int(v)
 		case name == "payd_db_open_connections":
 			poolConns = int(v)
+		case name == "go_memstats_heap_inuse_bytes":
+			heapMiB = v / (1 << 20)
 		}
 	}
 	return
 }
 
 // soakHeader names the columns of the minute lines.
-const soakHeader = "minute   req/s  p50 ms  p99 ms  p99.9 ms  errors  clock moves  RSS MiB  goroutines  db conns  pool conns   db MiB  wal MiB"
+const soakHeader = "minute   req/s  p50 ms  p99 ms  p99.9 ms  errors  clock moves  RSS MiB  heap MiB  goroutines  db conns  pool conns   db MiB  wal MiB  load"
 
 // minuteLine is one line of the soak's output.
 func minuteLine(label string, st windowStats, g soakGauges) string {
@@ -145,6 +166,6 @@ func minuteLine(label string, st windowStats, g soakGauges) string {
 	if g.walMiB >= 0 {
 		wal = fmt.Sprintf("%.1f", g.walMiB)
 	}
-	return fmt.Sprintf("%-6s %7.0f %7.2f %7.2f %9.2f %7d %12d %8.1f %11d %9s %11d %8.1f %8s",
-		label, st.perSecond, st.p50, st.p99, st.p999, st.errors, st.clockMoves, g.rssMiB, g.goroutines, dbConns, g.poolConns, g.dbMiB, wal)
+	return fmt.Sprintf("%-6s %7.0f %7.2f %7.2f %9.2f %7d %12d %8.1f %9.1f %11d %9s %11d %8.1f %8s %5.1f",
+		label, st.perSecond, st.p50, st.p99, st.p999, st.errors, st.clockMoves, g.rssMiB, g.heapMiB, g.goroutines, dbConns, g.poolConns, g.dbMiB, wal, g.load)
 }
