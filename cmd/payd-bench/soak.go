@@ -30,6 +30,11 @@ const (
 	soakRequestTimeout = 30 * time.Second
 	// hookWait bounds the wait for acknowledged test events after the load.
 	hookWait = 60 * time.Second
+	// soakSenders is how many senders per client the paced load has: at
+	// half the peak the clients of the peak would each have to answer in
+	// twice their mean time, and a tail request would make the pacer drop
+	// the requests due meanwhile, offering less than half.
+	soakSenders = 2
 )
 
 // peakWindow is how long the mix runs flat out to find its peak: a
@@ -108,7 +113,7 @@ func newSoakMix(ctx context.Context, bin, dsn, base string, rcv *hookReceiver, c
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Timeout: soakRequestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients * 2}}
+	hc := &http.Client{Timeout: soakRequestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients * soakSenders}}
 	x := &soakMix{hookURL: rcv.url, acked: newAckLog()}
 	for i, a := range apps {
 		m := &soakMerchant{c: &client{base: base, app: a, http: hc}, settles: i >= len(apps)-settleMerchants}
@@ -166,8 +171,8 @@ func (x *soakMix) soak(ctx context.Context, s settings, d time.Duration, t *soak
 	rate := peak.perSecond / 2
 	fmt.Fprintf(w, "peak: the mix flat out for %s from %d clients (clock still): %.0f req/s, p99 %.2f ms, %d errors\n", pw, clients, peak.perSecond, peak.p99, peak.errors)
 	window := soakWindow(d)
-	fmt.Fprintf(w, "soak: the mix offered at %.0f req/s (half that peak) for %s, each merchant's clock moved %s every %s; verdict windows: the first and last %s (5 of 30 minutes, scaled), warm-up: the first\n\n",
-		rate, d, clockStep, clockRound, window)
+	fmt.Fprintf(w, "soak: the mix offered at %.0f req/s (half that peak) from %d senders for %s, each merchant's clock moved %s every %s; verdict windows: the first and last %s (5 of 30 minutes, scaled), warm-up: the first\n\n",
+		rate, soakSenders*clients, d, clockStep, clockRound, window)
 	if rate <= 0 {
 		return soakOutcome{}, fmt.Errorf("the peak measured no requests")
 	}
@@ -177,7 +182,7 @@ func (x *soakMix) soak(ctx context.Context, s settings, d time.Duration, t *soak
 	stopRSS := sampleRSS(pid)
 	lines := x.printMinutes(ctx, rec, d, t, p, w)
 	warm := time.AfterFunc(window, func() { p.heapProfileAs(s, t.kind+"-soak-heap-warm") })
-	x.drive(ctx, clients, d, rate, rec)
+	x.drive(ctx, soakSenders*clients, d, rate, rec)
 	stopClock()
 	warm.Stop()
 	p.heapProfileAs(s, t.kind+"-soak-heap-end")
