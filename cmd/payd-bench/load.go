@@ -57,31 +57,7 @@ func drive(ctx context.Context, name string, n int, d time.Duration, pid int, op
 func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid int, rate float64, op func(ctx context.Context, client, i int) (done bool, err error)) result {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var pace chan struct{}
-	if rate > 0 {
-		pace = make(chan struct{}, n)
-		go func() {
-			// Each tick releases every request due by now, so a late tick
-			// (a busy machine) does not lower the offered rate.
-			tick := time.NewTicker(max(time.Duration(float64(time.Second)/rate), time.Millisecond))
-			defer tick.Stop()
-			began, released := time.Now(), int64(0)
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-tick.C:
-					due := int64(now.Sub(began).Seconds() * rate)
-					for ; released < due; released++ {
-						select {
-						case pace <- struct{}{}:
-						default: // every client is busy: the offered rate is not reached
-						}
-					}
-				}
-			}
-		}()
-	}
+	pace := pacer(ctx, n, rate)
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
@@ -132,6 +108,41 @@ func drivePaced(ctx context.Context, name string, n int, d time.Duration, pid in
 		r.FirstError = v.(string)
 	}
 	return r
+}
+
+// pacer releases rate requests a second (spread over n clients, each
+// taking one from the channel before it sends) until ctx ends; at rate 0 it
+// is nil, which drive reads as "as fast as the clients go". A release that
+// finds every client busy is dropped, not queued: the offered rate is then
+// not reached, and the achieved rate says so, where a queue would turn
+// the overload into latency the server never caused.
+func pacer(ctx context.Context, n int, rate float64) <-chan struct{} {
+	if rate <= 0 {
+		return nil
+	}
+	pace := make(chan struct{}, n)
+	go func() {
+		// Each tick releases every request due by now, so a late tick
+		// (a busy machine) does not lower the offered rate.
+		tick := time.NewTicker(max(time.Duration(float64(time.Second)/rate), time.Millisecond))
+		defer tick.Stop()
+		began, released := time.Now(), int64(0)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				due := int64(now.Sub(began).Seconds() * rate)
+				for ; released < due; released++ {
+					select {
+					case pace <- struct{}{}:
+					default: // every client is busy: the offered rate is not reached
+					}
+				}
+			}
+		}
+	}()
+	return pace
 }
 
 // cpuMeter measures the CPU a scenario uses: payd's, the load generator's

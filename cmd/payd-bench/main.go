@@ -7,6 +7,7 @@
 //
 //	go run ./cmd/payd-bench --quick
 //	go run ./cmd/payd-bench --db both --clients 8 --duration 20s --pg postgres://postgres@127.0.0.1:5432/test
+//	go run ./cmd/payd-bench --soak 30m --db sqlite
 package main
 
 import (
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&s.citusDSN, "citus", os.Getenv("PAYD_TEST_CITUS_DSN"), "Citus coordinator to use (.ci/citus-up starts one); empty leaves Citus out")
 	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
 	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
+	soak := flag.Duration("soak", 0, "instead of the scenarios, soak payd for this long (e.g. 30m, at most 24h) under a mixed load at half its peak, print a line each minute and a verdict, and exit 1 when it fails")
 	flag.StringVar(&s.profileDir, "profile", "", "write a CPU profile of payd for each scenario into this directory (go tool pprof)")
 	only := flag.String("only", "", "comma-separated scenario groups to run, for comparing two builds ("+strings.Join(scenarioGroups, ", ")+
 		"); receipt runs create first, for its payins; empty runs all")
@@ -90,12 +92,18 @@ func main() {
 			s.dbs = append(s.dbs, "citus")
 		}
 	}
+	if *soak != 0 && *db == "both" {
+		s.dbs = []string{"sqlite", "postgres"}
+	}
 	if slices.Contains(s.dbs, "citus") && s.citusDSN == "" {
 		fmt.Fprintln(os.Stderr, "payd-bench: --db citus needs --citus (or PAYD_TEST_CITUS_DSN)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *soak != 0 {
+		os.Exit(soakMain(ctx, s, *soak))
+	}
 	report, err := run(ctx, s)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "payd-bench:", err)
@@ -110,6 +118,29 @@ func main() {
 			fmt.Printf("\nresults written to %s\n", s.out)
 		}
 	}
+}
+
+// soakMain runs the soak on s's databases (SQLite and PostgreSQL) and
+// returns the exit code: 0 when every verdict passed, 1 when one failed or
+// the soak could not run, 2 for a bad flag.
+func soakMain(ctx context.Context, s settings, d time.Duration) int {
+	if d <= 0 || d > maxSoak {
+		fmt.Fprintf(os.Stderr, "payd-bench: --soak: a duration from 1s to %s\n", maxSoak)
+		return 2
+	}
+	if slices.Contains(s.dbs, "citus") {
+		fmt.Fprintln(os.Stderr, "payd-bench: --soak runs on sqlite and postgres")
+		return 2
+	}
+	passed, err := runSoak(ctx, s, d, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "payd-bench:", err)
+		return 1
+	}
+	if !passed {
+		return 1
+	}
+	return 0
 }
 
 func envOr(name, def string) string {

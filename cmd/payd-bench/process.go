@@ -175,13 +175,20 @@ func cpuTime(pid int) time.Duration {
 }
 
 // peakRSS is the process's high-water resident memory, in MiB.
-func peakRSS(pid int) float64 {
+func peakRSS(pid int) float64 { return statusMiB(pid, "VmHWM:") }
+
+// currentRSS is the process's resident memory now, in MiB.
+func currentRSS(pid int) float64 { return statusMiB(pid, "VmRSS:") }
+
+// statusMiB reads a kB field of /proc/PID/status (VmHWM:, VmRSS:) in MiB;
+// 0 when the process or the field is gone.
+func statusMiB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
+		if strings.HasPrefix(line, field) {
 			f := strings.Fields(line)
 			kb, _ := strconv.ParseFloat(f[1], 64)
 			return kb / 1024
@@ -237,7 +244,11 @@ func selfCPU() time.Duration { return cpuTime(os.Getpid()) }
 
 // heapProfile writes payd's heap profile (what is allocated and held now)
 // beside the CPU profiles, when profiling.
-func (p *paydProcess) heapProfile(s settings, db string) {
+func (p *paydProcess) heapProfile(s settings, db string) { p.heapProfileAs(s, db+"-heap") }
+
+// heapProfileAs writes payd's heap profile as name.pprof in the profile
+// directory, when profiling.
+func (p *paydProcess) heapProfileAs(s settings, name string) {
 	if p.pprofAddr == "" {
 		return
 	}
@@ -248,7 +259,7 @@ func (p *paydProcess) heapProfile(s settings, db string) {
 	}
 	defer res.Body.Close()
 	os.MkdirAll(s.profileDir, 0o755)
-	f, err := os.Create(filepath.Join(s.profileDir, db+"-heap.pprof"))
+	f, err := os.Create(filepath.Join(s.profileDir, name+".pprof"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "heap profile:", err)
 		return

@@ -448,6 +448,8 @@ func (s *Server) registerGauges() {
 	// The gauge spans merchants: the pending events of all of them.
 	s.Metrics.GaugeFunc("payd_webhook_events_pending", "Webhook events not yet delivered or failed.",
 		count(`SELECT count(*) FROM webhook_events WHERE status = 'pending'`))
+	s.Metrics.GaugeFunc("payd_db_open_connections", "Database connections payd's pools hold open, in use or idle.",
+		func() float64 { return float64(s.DB.OpenConnections()) })
 	s.Metrics.GaugeFunc("payd_jobs_queued", "Jobs waiting or due in the queue (held for their lane run too).", gauge(s.Queue.Queued))
 	s.Metrics.CounterFunc("payd_bankfile_inbox_rejected_total", "Files in the bank-file rails' inboxes rejected whole (moved to rejected/, nothing of them applied).",
 		gauge(s.Files.InboxRejected))

@@ -122,6 +122,19 @@ func (db *DB) Pool() *sql.DB { return db.write }
 // Read returns the handle for reads outside a transaction.
 func (db *DB) Read() *Reader { return db.reader }
 
+// OpenConnections is how many connections the write and read pools hold
+// open now, in use or idle (on PostgreSQL both are one pool): the count an
+// operator watches for a leak, and the only one there is of SQLite's, which
+// no server lists. The connections beside the pools (a PostgreSQL listening
+// connection, SQLite's checkpointer) are not in it.
+func (db *DB) OpenConnections() int {
+	n := db.write.Stats().OpenConnections
+	if db.read != db.write {
+		n += db.read.Stats().OpenConnections
+	}
+	return n
+}
+
 // Ping checks that the database answers (readiness).
 func (db *DB) Ping(ctx context.Context) error {
 	return db.write.PingContext(ctx)

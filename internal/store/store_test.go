@@ -216,3 +216,21 @@ func TestLockKey(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenConnectionsCountsHeldOnes: a connection held by an open query is
+// counted, and it stays open (idle) in the pool once the query is closed,
+// which is what payd_db_open_connections reports.
+func TestOpenConnectionsCountsHeldOnes(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		rows, err := db.Read().QueryContext(context.Background(), `SELECT 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := db.OpenConnections()
+		rows.Close()
+		if held < 1 || db.OpenConnections() < 1 {
+			t.Errorf("OpenConnections() = %d while a query holds one and %d after it, want at least 1 each", held, db.OpenConnections())
+		}
+	})
+}
