@@ -41,8 +41,8 @@ const feedAccount = "987654321"
 // their share of its matching QR payins through payd serve, and a camt.053
 // of its entries (every other one naming a payin's uuid in its
 // remittance text, for its total; the rest naming nothing of payd's) is
-// imported by hand into an IDR feed. The row's time is the import
-// process's, its peak RSS the import's; the answer must count every
+// imported by hand into an IDR feed, with payd serve stopped. The row's
+// time is the import process's, its peak RSS the import's; the answer must count every
 // payin received and every other entry an exception.
 func measureFeed(ctx context.Context, s settings, bin, db string) (result, error) {
 	dsn, cleanup, err := freshDSN(s, db)
@@ -77,6 +77,9 @@ func measureFeed(ctx context.Context, s settings, bin, db string) (result, error
 	if err != nil {
 		return result{}, err
 	}
+	// The import is measured alone: payd serve's workers would clear the
+	// received payins meanwhile (a job each), beside it on the same cores.
+	p.stop()
 	file := filepath.Join(dir, "statement.xml")
 	content := feedtest.Camt053(feedStatement(payins))
 	if err := os.WriteFile(file, content, 0o644); err != nil {
