@@ -223,7 +223,7 @@ const applyWorkers = 4
 // chunkEntries bounds the entries one transaction applies: enough that a
 // commit's cost is shared, few enough that the transaction stays short
 // (on SQLite it holds the one writer).
-const chunkEntries = 32
+const chunkEntries = 64
 
 // applyEntries hands the file's booked entries to applyWorkers, which
 // apply what has come in chunks (applyChunk); the first failure stops the
