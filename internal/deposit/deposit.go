@@ -200,6 +200,13 @@ func cut(s string) string {
 // credit records a deposit of v into incoming, with its waiting balance
 // record, and queues its clearing.
 func (s *Service) credit(ctx context.Context, tx *store.Tx, merchantID string, v validated, r Request, bankRef string, now time.Time) (Deposit, error) {
+	// A deposit is group-committed in the merchant's lane with its other
+	// work, jobs among it, each of which locks the account before anything
+	// else: so does the deposit (ledger.SendLockAccount). The lock goes to
+	// the server with the post, in its round trip.
+	if err := ledger.SendLockAccount(ctx, tx, merchantID, v.account.ID, v.currency.Code); err != nil {
+		return Deposit{}, fmt.Errorf("credit deposit: %w", err)
+	}
 	uuid := store.RandomID(store.UUIDLen)
 	rec := ledger.Record{
 		MerchantID: merchantID, AccountID: v.account.ID, Currency: v.currency.Code,

@@ -81,6 +81,29 @@ func TestSimulateRefuses(t *testing.T) {
 	})
 }
 
+// TestCreditLocksTheAccountFirst: a deposit is group-committed in the
+// merchant's lane with the lane's other work, a worker's jobs among it, each
+// of which locks the account before anything else (ledger.LockAccount); so
+// does the deposit, or the batch could hold the rows of its post (incoming,
+// external) while a job after it waits for the account that a refund
+// holds, waiting for those rows.
+func TestCreditLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		p := e.Merchant(t, "AUD")["AUD"]
+		credit := func(ctx context.Context, tx *store.Tx) error {
+			_, err := e.Deposits.Simulate(ctx, tx, p, deposit.Request{AccountNumber: p.AccountNumber, Amount: "125"})
+			return err
+		}
+		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), credit) {
+			t.Error("the deposit did not lock the account")
+		}
+	})
+}
+
 // TestWorkerClearingLocksTheAccountFirst: a worker runs a deposit's clearing
 // among the merchant's other jobs in one transaction, each of which locks
 // the account before anything else (ledger.LockAccount); so does the

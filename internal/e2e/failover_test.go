@@ -39,18 +39,12 @@ func TestFailoverPostgres(t *testing.T) {
 	}
 	f := startFormation(t)
 	dsn := f.dsn()
-	tr := &powerLossTrial{n: 1, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t)}
 	node := startProcess(t, dsn, powerLossSchedule...)
-	m := demoApp(t, node, "IDR")
-	client := &payd{t: t, base: node.base}
-	client.simulateDeposit(m, m.AccountNumber, 10000000)
-	tr.aud = demoApp(t, node, "AUD")
-	client.simulateDeposit(tr.aud, tr.aud.AccountNumber, 100000)
-	client.runDue(m)
-	tr.p = client
+	tr, m := newTrial(t, 1, dsn, node)
+	client := tr.p
 
 	stop := make(chan struct{})
-	load := powerLoad(client, m, tr.aud, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(client.sendFor, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.refunds() > 0 })
 	time.Sleep(rand.N(1000 * time.Millisecond)) // the kill point: a random moment of the load
 	before := tr.acks.String()

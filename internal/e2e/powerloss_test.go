@@ -102,12 +102,14 @@ type powerLossTrial struct {
 	n      int
 	dsn    string
 	p      *payd
-	second *process  // the restarted payd, whose log a failed check quotes
+	second *process  // the payd the checks ask (after a power cut, the restarted one), whose log a failed check quotes
 	db     *store.DB // read by the checks
 	acks   *ackLog
 	hooks  *deliveryLog
 	// aud is the demo merchant's AUD app, which makes the payouts.
 	aud creds
+	// funding is the uuid of the deposit that funds the refunds (newTrial).
+	funding string
 }
 
 // runPowerLossTrial starts payd on dsn, drives its load, waits a random
@@ -116,20 +118,13 @@ type powerLossTrial struct {
 // then it restarts payd and checks every acknowledged write.
 func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process), restore func()) *powerLossTrial {
 	t.Helper()
-	tr := &powerLossTrial{n: n, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t)}
 	began := time.Now()
 	first := startProcess(t, dsn, powerLossSchedule...)
-	m := demoApp(t, first, "IDR")
-	// Refunds come out of available, where a receipt arrives only once its
-	// clearing job has run: a cleared deposit funds them all from the start.
-	client := &payd{t: t, base: first.base}
-	client.simulateDeposit(m, m.AccountNumber, 10000000)
-	tr.aud = demoApp(t, first, "AUD")
-	client.simulateDeposit(tr.aud, tr.aud.AccountNumber, 100000)
-	client.runDue(m)
+	tr, m := newTrial(t, n, dsn, first)
+	client := tr.p
 	stop := make(chan struct{})
 	loaded := time.Now()
-	load := powerLoad(client, m, tr.aud, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(client.sendFor, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	// A refund needs its payin created and paid first, each a commit on
 	// LazyFS; on a loaded machine (a whole e2e run) that once took longer
 	// than 30 s. The bound is for liveness, not speed.
@@ -150,6 +145,23 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 		n, killAfter.Round(time.Millisecond), tr.acks, loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
 		restarted.Sub(killed).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
 	return tr
+}
+
+// newTrial readies trial n of dsn on node, a payd serving it, for
+// powerLoad: the demo merchant's IDR app, returned, and its AUD app, which
+// makes the payouts, each funded by a deposit. Refunds come out of
+// available, where a receipt arrives only once its clearing job has run:
+// the cleared deposit funds them all from the start.
+func newTrial(t *testing.T, n int, dsn string, node *process) (*powerLossTrial, creds) {
+	t.Helper()
+	tr := &powerLossTrial{n: n, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t)}
+	m := demoApp(t, node, "IDR")
+	tr.p, tr.second = &payd{t: t, base: node.base}, node
+	tr.funding = str(tr.p.simulateDeposit(m, m.AccountNumber, 10000000), "uuid")
+	tr.aud = demoApp(t, node, "AUD")
+	tr.p.simulateDeposit(tr.aud, tr.aud.AccountNumber, 100000)
+	tr.p.runDue(m)
+	return tr, m
 }
 
 // ackLog is what the load clients sent and what payd acknowledged with a 2xx.
@@ -229,10 +241,11 @@ func payinRefund(m *creds, uuid string) req {
 		body: map[string]any{"uuid": uuid, "amount": "10000", "description": "power loss " + uuid}}
 }
 
-// powerLoad drives payd from eight clients until stop is closed: four
-// create payins and complete them, two simulate deposits, one refunds part
-// of each completed payin, one makes AUD payouts (as aud).
-func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
+// powerLoad drives payd from eight clients, each write sent by send, until
+// stop is closed: four create payins and complete them, two simulate
+// deposits, one refunds part of each completed payin, one makes AUD payouts
+// (as aud).
+func powerLoad(send sender, m, aud creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	var seq atomic.Int64
 	refundable := make(chan string, 100000)
@@ -249,12 +262,12 @@ func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan 
 			for !stopped() {
 				key := fmt.Sprintf("payin-%d", seq.Add(1))
 				acks.note(func() { acks.sentPayins[key] = true })
-				uuid, ok := sendFor(p, payinCreate(&m, key, hookURL), 201, "uuid")
+				uuid, ok := send(payinCreate(&m, key, hookURL), 201, "uuid")
 				if !ok {
 					continue
 				}
 				acks.note(func() { acks.payins[key], acks.completed[uuid] = uuid, true })
-				if _, ok := sendFor(p, payinComplete(&m, uuid), 200, ""); ok {
+				if _, ok := send(payinComplete(&m, uuid), 200, ""); ok {
 					acks.note(func() { acks.received[uuid] = true })
 					refundable <- uuid
 				}
@@ -266,7 +279,7 @@ func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan 
 			for !stopped() {
 				key := fmt.Sprintf("deposit-%d", seq.Add(1))
 				acks.note(func() { acks.sentDeposits[key] = true })
-				if uuid, ok := sendFor(p, depositCreate(&m, key), 201, "uuid"); ok {
+				if uuid, ok := send(depositCreate(&m, key), 201, "uuid"); ok {
 					acks.note(func() { acks.deposits[key] = uuid })
 				}
 			}
@@ -276,7 +289,7 @@ func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan 
 		for !stopped() {
 			key := fmt.Sprintf("payout-%d", seq.Add(1))
 			acks.note(func() { acks.sentPayouts[key] = true })
-			if uuid, ok := sendFor(p, payoutCreate(&aud, key), 201, "uuid"); ok {
+			if uuid, ok := send(payoutCreate(&aud, key), 201, "uuid"); ok {
 				acks.note(func() { acks.payouts[key] = uuid })
 			}
 		}
@@ -291,7 +304,7 @@ func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan 
 				case uuid = <-refundable:
 				}
 				acks.note(func() { acks.sentRefunds[uuid] = true })
-				if _, ok := sendFor(p, payinRefund(&m, uuid), 200, ""); ok {
+				if _, ok := send(payinRefund(&m, uuid), 200, ""); ok {
 					acks.note(func() { acks.refunded[uuid] = true })
 				}
 			}
@@ -300,9 +313,13 @@ func powerLoad(p *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan 
 	return &wg
 }
 
-// sendFor sends r from a load client and reports whether it was answered
-// with status; member is then read from the answer.
-func sendFor(p *payd, r req, status int, member string) (string, bool) {
+// sender sends one write of a load client, r, and reports whether it was
+// answered with status; member is then read from the answer.
+type sender func(r req, status int, member string) (string, bool)
+
+// sendFor is the sender that sends r once: a write that is not answered
+// (payd is being killed) is not made again.
+func (p *payd) sendFor(r req, status int, member string) (string, bool) {
 	res, err := p.send(r)
 	if err != nil || res.Status != status {
 		return "", false
@@ -482,6 +499,10 @@ func (tr *powerLossTrial) checkHistory(t *testing.T, m creds, deposits map[strin
 	for k, n := range seen {
 		if n > 1 {
 			t.Errorf("trial %d: the history holds %q %d times", tr.n, k, n)
+		}
+		// A deposit made twice has a uuid of its own, which no key answers.
+		if strings.HasPrefix(k, "top_up ") && !want[k] && k != "top_up "+tr.funding {
+			t.Errorf("trial %d: the history holds %q, a deposit that no key sent made", tr.n, k)
 		}
 	}
 }

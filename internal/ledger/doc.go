@@ -24,8 +24,13 @@
 // the payin (Entry.Spread): their credits go to the payin's slot and their
 // debits come back out of it, and each slot has its own lane, so receipts
 // into one account commit side by side instead of one lane at a time. A debit
-// that no one slot is known to cover (a payout, a refund) locks every slot of
-// the bucket, checks their sum and gathers it into the principal row. A
-// balance is the sum of its rows; Verify checks every row, so it stays exact.
+// that no one slot is known to cover (a payout, a refund) is taken from the
+// principal row when it holds it, so that it locks no slot: the slots are
+// the receipts' lanes', and work that locks the account (its principal rows)
+// and then slots would deadlock with a slot's lane, whose group commit
+// takes its rows in the order its items come. Only when the principal row
+// falls short does the debit lock every slot of the bucket, check their sum
+// and gather it into the principal row. A balance is the sum of its rows;
+// Verify checks every row, so it stays exact.
 // SQLite, with one writer, keeps one row per bucket.
 package ledger

@@ -100,7 +100,8 @@ type Entry struct {
 	// leg on a bucket that may go negative) go to the bucket's slot the key
 	// picks instead of its principal row, so that concurrent receipts into
 	// one account update different rows; a debit is taken from that slot
-	// when the slot holds it, otherwise from the whole bucket. Entries that
+	// when the slot holds it, otherwise from the whole bucket (without a
+	// key, from the principal row when it holds it). Entries that
 	// credit money and later debit it (a receipt, its clearing) use the
 	// same key, so the debit finds its slot. Lane names the store lane of
 	// work on a key's slot.
@@ -114,8 +115,8 @@ type Entry struct {
 // and appends the journal entry and its postings. On INSUFFICIENT_FUNDS
 // nothing is written (the caller's transaction must be rolled back, which
 // returning the error does). On PostgreSQL all of it is one statement (one
-// round trip, however many legs; two when a spread debit's slot falls
-// short); on SQLite, whose single writer makes round trips cheap, each leg
+// round trip, however many legs; two when a debit's slot or principal row
+// falls short, a refusal among them); on SQLite, whose single writer makes round trips cheap, each leg
 // is its own conditional update.
 func Post(ctx context.Context, tx *store.Tx, e Entry) (int64, error) {
 	legs, err := normalise(e.Legs)
@@ -325,9 +326,24 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // locked: only a post takes them, as the last lock of its statement, and
 // holds them to its commit.
 func LockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
-	_, err := LockAccountOf(ctx, tx, merchantID, `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`, accountID, currency)
+	_, err := LockAccountOf(ctx, tx, merchantID, accountOfID, accountID, currency)
 	return err
 }
+
+// SendLockAccount is LockAccount sent (store.Tx.Send): the lock goes to
+// the server with the transaction's next statement, in its round trip. It
+// is for a change that posts once, with nothing else to lock before, which
+// needs no lock of its own alone but runs in the merchant's lane: a group
+// commit runs it in one transaction with the lane's other work (a worker's
+// jobs, which lock the account), where a post that took only its legs' rows
+// would leave the batch holding part of the account while a job after it
+// waits for the rest, held by a refund waiting for that part.
+func SendLockAccount(ctx context.Context, tx *store.Tx, merchantID string, accountID int64, currency string) error {
+	return SendLockAccountOf(ctx, tx, merchantID, accountOfID, accountID, currency)
+}
+
+// accountOfID is the account query of an account known by id and currency.
+const accountOfID = `SELECT CAST($1 AS BIGINT) AS account_id, CAST($2 AS TEXT) AS currency`
 
 // LockAccounts is LockAccount for each of merchantID's accounts ids (in one
 // currency; 0 stands for none), in account id order: a change that posts to

@@ -87,15 +87,18 @@ type legState struct {
 
 // postPostgres writes e's normalised legs in one statement (postOneStatement),
 // which carries the transaction's queued statements with it (store.Tx.Send).
-// A spread entry's debit is first taken from its slot; only if some slot
-// does not hold it does a second statement take the debits from their
-// whole buckets.
+// A debit is first taken from one row of its bucket, a spread entry's from
+// its slot, any other's from the principal row; only if that row does not
+// hold it does a second statement take the debits from their whole
+// buckets. So an unspread debit the principal row covers (a refund, a
+// deposit's clearing) locks no slot: the slots are the receipts' and their
+// clearings', which lock them in their slots' lanes.
 func postPostgres(ctx context.Context, tx *store.Tx, e Entry, legs []Leg) (int64, error) {
 	id, states, err := postSlots(ctx, tx, e, legs, true)
 	if err != nil || id != 0 {
 		return id, err
 	}
-	if e.Spread != "" && refusedInSlot(legs, states) {
+	if refusedInSlot(legs, states) {
 		if id, states, err = postSlots(ctx, tx, e, legs, false); err != nil || id != 0 {
 			return id, err
 		}
@@ -114,8 +117,9 @@ func refusedInSlot(legs []Leg, states []legState) bool {
 	return false
 }
 
-// postSlots runs postOneStatement once: with fromSlot, a spread entry's
-// debits are taken from the key's slot; otherwise from their whole bucket.
+// postSlots runs postOneStatement once: with fromSlot, debits are taken
+// from one row, a spread entry's from the key's slot and any other's from
+// the principal row; otherwise from their whole bucket.
 // It returns the entry's id, or 0 and the legs' states when it was refused.
 func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot bool) (int64, []legState, error) {
 	accounts := make([]int64, len(legs))
@@ -129,7 +133,7 @@ func postSlots(ctx context.Context, tx *store.Tx, e Entry, legs []Leg, fromSlot 
 		switch {
 		case l.Amount > 0 || mayGoNegative(l.Bucket):
 			slots[i] = slot // cannot overdraw
-		case fromSlot && slot > 0 && !l.MayGoNegative:
+		case fromSlot && !l.MayGoNegative:
 			slots[i] = slot
 		default:
 			slots[i] = wholeBucket

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -40,8 +41,8 @@ func rowsHolding(t *testing.T, db *store.DB, account int64, bucket ledger.Bucket
 
 // TestSpreadEntries checks hot-bucket slots: spread entries put their money
 // in the key's slot (PostgreSQL) and take it back from there, a debit its
-// slot cannot cover takes the whole bucket, an unspread debit gathers every
-// slot, a bucket's balance is always the sum of its slots, and the ledger
+// slot cannot cover takes the whole bucket, an unspread debit the principal
+// row cannot cover gathers every slot, a bucket's balance is always the sum of its slots, and the ledger
 // verifies clean throughout.
 func TestSpreadEntries(t *testing.T) {
 	t.Parallel()
@@ -143,6 +144,60 @@ func TestSpreadEntries(t *testing.T) {
 		if wantMoves := len(keys) + 1 + 3 + 1; opening != 0 || sum != 0 || len(moves) != wantMoves {
 			t.Errorf("history: opening %d, %d moves summing to %d; want 0, %d moves, 0", opening, len(moves), sum, wantMoves)
 		}
+		if got := verifyChecks(t, db); len(got) != 0 {
+			t.Errorf("Verify found %v, want nothing", got)
+		}
+	})
+}
+
+// TestUnspreadDebitLocksNoSlot: an unspread debit (a refund, a deposit's
+// clearing) that the bucket's principal row covers is taken from that row,
+// and locks none of the slots, which receipts and their clearings hold in
+// their slots' lanes: taking them after the account's principal rows, as a
+// whole-bucket debit does, it would deadlock with a slot's group commit,
+// which takes its rows in the order its items come. The slots keep their
+// money, and the balance is the same.
+func TestUnspreadDebitLocksNoSlot(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.Postgres {
+			t.Skip("SQLite has one row per bucket and no row locks")
+		}
+		merchant, account := newJPYAccount(t, db)
+		keys := []string{"payin-a", "payin-b", "payin-c", "payin-d", "payin-e", "payin-f"}
+		for _, k := range keys {
+			if _, err := post(db, receipt(merchant, account, k, 100)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := post(db, clearing(merchant, account, k, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deposit(t, db, merchant, account, 1000) // into the principal row
+		spread := rowsHolding(t, db, account, ledger.Available)
+		ctx := context.Background()
+		var lockable int
+		err := db.Exec(ctx, func(tx *store.Tx) error {
+			if _, err := ledger.Post(ctx, tx, movement(merchant, account, -700)); err != nil {
+				return err
+			}
+			// Another transaction counts the available slots it could lock.
+			return db.Exec(ctx, func(probe *store.Tx) error {
+				return probe.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT id FROM ledger_buckets
+					WHERE merchant_id = $1 AND account_id = $2 AND name = 'available' AND slot > 0 FOR UPDATE SKIP LOCKED) f`,
+					merchant, account).Scan(&lockable)
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slots := count(t, db, `SELECT count(*) FROM ledger_buckets WHERE account_id = $1 AND name = 'available' AND slot > 0`, account); lockable != slots {
+			t.Errorf("the debit held %d of the %d available slots, want none", slots-lockable, slots)
+		}
+		if got := rowsHolding(t, db, account, ledger.Available); got != spread {
+			t.Errorf("available is held in %d rows after the debit, want the %d before (nothing gathered)", got, spread)
+		}
+		checkBuckets(t, db, account, map[ledger.Bucket]int64{ledger.Available: 600 + 300, ledger.External: -600 - 300})
 		if got := verifyChecks(t, db); len(got) != 0 {
 			t.Errorf("Verify found %v, want nothing", got)
 		}
