@@ -92,15 +92,18 @@ func (a *API) listPayins(w http.ResponseWriter, r *http.Request) {
 	a.writeJSON(w, r, http.StatusOK, newPageList(list, page, perPage, total))
 }
 
-// confirmOTP does not store its answer with the effect (no expect): a wrong
-// code commits its attempt count yet answers 400, so the answer to store is
-// the one written. Its transaction claims the key with the answer pending,
-// and the idempotency middleware stores the answer written (Claim.Finish).
+// confirmOTP stores its answer with the effect, whichever it is: a wrong
+// code commits its attempt count yet answers 400, so the answer is the
+// outcome's (Claim.Answer), 200 with the payment details or the refusal;
+// a retry after a commit whose answer was lost is replayed it.
 func (a *API) confirmOTP(w http.ResponseWriter, r *http.Request) {
 	var req payin.OTPRequest
 	if err := decode(r, &req); err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if c := claimOf(r); c != nil {
+		c.Answer = otpAnswer
 	}
 	out, err := inTx(a, r, func(tx *store.Tx) (payin.OTPOutcome, error) {
 		return a.Payins.ConfirmOTP(r.Context(), tx, principal(r), req)
@@ -113,6 +116,22 @@ func (a *API) confirmOTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.writeJSON(w, r, http.StatusOK, out.Result)
+}
+
+// otpAnswer is the response of an OTP confirmation's outcome, as confirmOTP
+// writes it: the refusal's error envelope, or 200 with the result.
+func otpAnswer(result any) (int, []byte, error) {
+	out := result.(payin.OTPOutcome)
+	if out.Refusal == nil {
+		body, err := encodeJSON(out.Result)
+		return http.StatusOK, body, err
+	}
+	e, ok := fault.As(out.Refusal)
+	if !ok {
+		return 0, nil, out.Refusal
+	}
+	status, body := refusal(e)
+	return status, body, nil
 }
 
 func (a *API) simulatePayin(w http.ResponseWriter, r *http.Request) {

@@ -120,6 +120,12 @@ type errorDetail struct {
 	RequestID string            `json:"request_id,omitempty" doc:"Present on 500 answers, to quote when reporting the problem."`
 }
 
+// refusal is the answer to a refusal e: its status and error envelope.
+func refusal(e *fault.Error) (int, []byte) {
+	body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
+	return fault.Status(e.Kind), body
+}
+
 // fail answers err in the errors envelope. An error that is not a domain
 // error is a bug or an outage: it is logged and answered 500 INTERNAL with the
 // request id, never with its text.
@@ -132,8 +138,8 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	if e, ok := fault.As(err); ok {
-		body, _ := encodeJSON(errorBody{Errors: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
-		writeBody(w, fault.Status(e.Kind), body)
+		status, body := refusal(e)
+		writeBody(w, status, body)
 		return
 	}
 	id := requestID(r.Context())

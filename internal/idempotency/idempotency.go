@@ -124,6 +124,13 @@ type Claim struct {
 	// result; the HTTP layer sets them before calling the service.
 	Status int
 	Render func(result any) ([]byte, error)
+	// Answer, when set, produces the stored response, status and body,
+	// from the result instead of Status and Render: for an effect whose
+	// answer depends on what it found (a wrong code commits its attempt
+	// and answers 400), stored with the effect all the same, so that an
+	// effect whose commit's answer was lost is replayed, never left
+	// pending.
+	Answer func(result any) (status int, body []byte, err error)
 	// Replayed is set when the key turned out to be taken already (an
 	// earlier request, or another process's, finished first).
 	Replayed *Stored
@@ -246,8 +253,13 @@ func (c *Claim) look(ctx context.Context) (*Stored, error) {
 // is claimed with the answer pending, which Finish stores.
 func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
 	status, body := answerPending, []byte{}
-	if c.Render != nil {
-		var err error
+	var err error
+	switch {
+	case c.Answer != nil:
+		if status, body, err = c.Answer(result); err != nil {
+			return fmt.Errorf("render idempotent response: %w", err)
+		}
+	case c.Render != nil:
 		if body, err = c.Render(result); err != nil {
 			return fmt.Errorf("render idempotent response: %w", err)
 		}
@@ -257,7 +269,7 @@ func (c *Claim) complete(ctx context.Context, tx *store.Tx, result any) error {
 		return fmt.Errorf("store idempotent response: %w", err)
 	}
 	tx.AfterCommit(func() {
-		c.used, c.stored = true, c.Render != nil
+		c.used, c.stored = true, status != answerPending
 		if c.stored {
 			c.body = body
 		}

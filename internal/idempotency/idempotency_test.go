@@ -387,6 +387,36 @@ func TestPendingAnswerIsStoredByFinish(t *testing.T) {
 	})
 }
 
+// TestAnswerIsStoredWithTheEffect: an answer that depends on the result
+// (Answer: a refusal that commits its effect) is stored in the effect's
+// transaction, so a replay gets it even when the request never stored it
+// afterwards (its commit's answer lost, no Finish).
+func TestAnswerIsStoredWithTheEffect(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		open(t, db)
+		k := NewKeeper(db, clock.Real{})
+		r := Request{MerchantID: merchantID(t), Key: "answered", Hash: "h"}
+		first, err := k.Begin(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.Answer = func(result any) (int, []byte, error) { return 400, []byte(result.(string)), nil }
+		if _, err := Do(ctx, db, first, func(tx *store.Tx) (any, error) { return "wrong code", insertEffect(ctx, tx, "attempt") }); err != nil {
+			t.Fatal(err)
+		}
+		first.release() // no Finish: the request's process died after the commit
+		got, err := effect(ctx, db, NewKeeper(db, clock.Real{}), r, "again")
+		if err != nil || got.Status != 400 || string(got.Body) != "wrong code" {
+			t.Errorf("replay = %+v, %v; want the 400 stored with the effect", got, err)
+		}
+		if n := effects(t, db); n != 1 {
+			t.Errorf("%d effects, want 1", n)
+		}
+	})
+}
+
 // TestKeyCostsNoRoundTrip: on PostgreSQL a keyed write that reads nothing
 // sends nothing before its COMMIT: the key's lock and its stored answer go
 // with it.
