@@ -205,6 +205,12 @@ func (s *Service) holdFunds(ctx context.Context, tx *store.Tx, p merchant.Princi
 	if err != nil {
 		return acc, err
 	}
+	// The account first, as every change in the merchant's lane locks it
+	// (ledger.SendLockAccount), sent with the post: a group commit runs the
+	// payout with the lane's jobs, which lock the whole account.
+	if err := ledger.SendLockAccount(ctx, tx, p.MerchantID, p.AccountID, currency); err != nil {
+		return acc, err
+	}
 	held := s.hold(ctx, tx, p.MerchantID, p.AccountID, currency, c, now)
 	if _, refused := fault.As(held); held != nil && !refused {
 		return acc, held

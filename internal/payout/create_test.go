@@ -12,6 +12,7 @@ import (
 	"payd/internal/money"
 	"payd/internal/payout"
 	"payd/internal/server/servertest"
+	"payd/internal/store"
 	"payd/internal/store/storetest"
 )
 
@@ -213,6 +214,29 @@ func TestCreateStarts(t *testing.T) {
 		}
 		if _, err := storetest.Write(ctx, e.DB, e.Payouts.Create, p, bankPayout("12345678", "1000")); !fault.Is(err, fault.CodeMethodNotEnabled) {
 			t.Errorf("a method the account leaves out, for more than is available: %v, want %s", err, fault.CodeMethodNotEnabled)
+		}
+	})
+}
+
+// TestCreateLocksTheAccountFirst: a payout is created in the merchant's
+// lane, group-committed with the lane's other work, a worker's jobs among
+// it, each of which locks the account before anything else
+// (ledger.LockAccount); so does the payout, or the batch could hold the
+// rows of its hold (available, outgoing) while a job after it waits for
+// the account that a refund holds, waiting for those rows.
+func TestCreateLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		p := funded(t, e, "100")
+		create := func(ctx context.Context, tx *store.Tx) error {
+			_, err := e.Payouts.Create(ctx, tx, p, bankPayout("12345678", "10"))
+			return err
+		}
+		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), create) {
+			t.Error("the payout did not lock the account")
 		}
 	})
 }
