@@ -84,6 +84,7 @@ func (t *soakTarget) gauges(ctx context.Context, pid int, base string) soakGauge
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// global lookup: pg_stat_activity is the server's, no merchant's.
 	if t.admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, t.appName).Scan(&g.dbConns) != nil {
 		g.dbConns = -1
 	}
