@@ -14,9 +14,9 @@
 // hold its own control totals, and be about the feed's account (its
 // digits) in the feed's currency; refused, it is recorded rejected and
 // filed away in rejected/. Taken, each booked entry is applied once by its
-// key within its account (feed_entries), in a short transaction of its
-// own, so that SQLite's one writer is never held for a whole statement
-// and the same entry in a camt.054 and then in the camt.053, or in a file
+// key within its account (feed_entries), in short transactions of up to
+// 64 entries (claim.go), so that SQLite's one writer is never held for a
+// whole statement and the same entry in a camt.054 and then in the camt.053, or in a file
 // read twice, is applied once; a restart resumes a file where it stopped.
 //
 // Matching (match.go) goes in §18's order: a payin (its payment details or

@@ -182,8 +182,9 @@ func (s *Service) imported(ctx context.Context, sha string) (Imported, error) {
 }
 
 // apply applies a decided file: the file recorded as applying (once), then
-// each booked entry not yet marked, in its own transaction with its mark,
-// then the file's done mark with its counts.
+// each booked entry not yet marked, in chunks, each entry with its mark in
+// its chunk's transaction (applyEntries), then the file's done mark with
+// its counts.
 func (s *Service) apply(ctx context.Context, fl file) error {
 	now := s.Clock.Now().UnixMilli()
 	err := s.DB.Exec(ctx, func(tx *store.Tx) error {
