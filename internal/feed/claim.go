@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"payd/internal/statement"
 	"payd/internal/store"
@@ -32,12 +31,12 @@ func claimMarks(ctx context.Context, tx *store.Tx, sha string, entries []stateme
 		}
 	}
 	marks := sortedKeys(byMark)
-	args := make([]any, 0, 3*len(marks))
+	args := make([]any, 0, 4*len(marks))
 	for _, m := range marks {
-		args = append(args, sha, m, now)
+		args = append(args, sha, m, now, "")
 	}
 	// global lookup: inbox_entries are operator records, no merchant's.
-	taken, err := returnedKeys(ctx, tx, `INSERT INTO inbox_entries (sha256, entry_key, applied_at, effect) VALUES `+valueRows(len(marks), 3, "''")+`
+	taken, err := returnedKeys(ctx, tx, `INSERT INTO inbox_entries (sha256, entry_key, applied_at, effect) VALUES `+store.ValueRows(len(marks), 4)+`
 		ON CONFLICT (sha256, entry_key) DO NOTHING RETURNING entry_key`, args)
 	if err != nil {
 		return nil, fmt.Errorf("mark entries of file %s: %w", sha, err)
@@ -65,14 +64,14 @@ func claimKeys(ctx context.Context, tx *store.Tx, fl file, entries []statement.E
 		return nil, nil
 	}
 	keys := sortedKeys(byKey)
-	args := make([]any, 0, 8*len(keys))
+	args := make([]any, 0, 9*len(keys))
 	for _, k := range keys {
 		e := byKey[k]
-		args = append(args, fl.feed.accountKey(), k, fl.feed.Name, fl.sha256, string(e.Direction), e.AmountMinor, e.Currency, now)
+		args = append(args, fl.feed.accountKey(), k, fl.feed.Name, fl.sha256, string(e.Direction), e.AmountMinor, e.Currency, now, "")
 	}
 	// global lookup: feed_entries are operator records, no merchant's.
 	fresh, err := returnedKeys(ctx, tx, `INSERT INTO feed_entries (account, entry_key, feed, sha256, direction, amount, currency, applied_at, effect)
-		VALUES `+valueRows(len(keys), 8, "''")+` ON CONFLICT (account, entry_key) DO NOTHING RETURNING entry_key`, args)
+		VALUES `+store.ValueRows(len(keys), 9)+` ON CONFLICT (account, entry_key) DO NOTHING RETURNING entry_key`, args)
 	if err != nil {
 		return nil, fmt.Errorf("record entries of account %s: %w", fl.feed.accountKey(), err)
 	}
@@ -103,7 +102,7 @@ func writeEffects(ctx context.Context, tx *store.Tx, fl file, claimed []statemen
 			string(res.effect), res.recordType, res.owner, res.recordID, exception)
 	}
 	// global lookup: inbox_entries are operator records, no merchant's.
-	if err := tx.Send(ctx, `INSERT INTO inbox_entries (sha256, entry_key, applied_at, effect) VALUES `+valueRows(len(claimed), 4, "")+`
+	if err := tx.Send(ctx, `INSERT INTO inbox_entries (sha256, entry_key, applied_at, effect) VALUES `+store.ValueRows(len(claimed), 4)+`
 		ON CONFLICT (sha256, entry_key) DO UPDATE SET effect = excluded.effect`, marks...); err != nil {
 		return err
 	}
@@ -112,7 +111,7 @@ func writeEffects(ctx context.Context, tx *store.Tx, fl file, claimed []statemen
 	}
 	// global lookup: feed_entries are operator records, no merchant's.
 	return tx.Send(ctx, `INSERT INTO feed_entries (account, entry_key, feed, sha256, direction, amount, currency, applied_at,
-		effect, record_type, record_owner, record_id, exception_id) VALUES `+valueRows(len(keys)/13, 13, "")+`
+		effect, record_type, record_owner, record_id, exception_id) VALUES `+store.ValueRows(len(keys)/13, 13)+`
 		ON CONFLICT (account, entry_key) DO UPDATE SET effect = excluded.effect, record_type = excluded.record_type,
 		record_owner = excluded.record_owner, record_id = excluded.record_id, exception_id = excluded.exception_id`, keys...)
 }
@@ -129,29 +128,6 @@ func returnedKeys(ctx context.Context, tx *store.Tx, query string, args []any) (
 		return nil
 	})
 	return out, err
-}
-
-// valueRows is the VALUES list of n rows of width parameters each, with
-// extra (when not empty) appended to each row as a literal.
-func valueRows(n, width int, extra string) string {
-	var b strings.Builder
-	for r := range n {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range width {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "$%d", r*width+c+1)
-		}
-		if extra != "" {
-			b.WriteString(", " + extra)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
 }
 
 func sortedKeys(m map[string]statement.Entry) []string {

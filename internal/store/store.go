@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -220,4 +221,24 @@ type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) Row
+}
+
+// ValueRows is the VALUES list of a multi-row statement: n rows of width
+// parameters each, numbered from $1 row by row.
+func ValueRows(n, width int) string {
+	var b strings.Builder
+	for r := range n {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range width {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(r*width+c+1))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }

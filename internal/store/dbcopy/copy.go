@@ -229,22 +229,7 @@ func copyTable(ctx context.Context, in, out *sql.Tx, t table, dst side) (int64, 
 // insertRows is the INSERT of n rows of columns (list, width of them)
 // into table.
 func insertRows(table, list string, width, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `INSERT INTO %q (%s) VALUES `, table, list)
-	for r := range n {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range width {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "$%d", r*width+c+1)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
+	return fmt.Sprintf(`INSERT INTO %q (%s) VALUES `, table, list) + store.ValueRows(n, width)
 }
 
 // table is one table Copy copies, with its columns.
