@@ -46,6 +46,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		"comma-separated addresses or CIDR prefixes of the reverse proxies whose X-Forwarded-For or Forwarded header names the client (default none)")
 	feedPoll := f.setting("feed-poll", "PAYD_FEED_POLL", "30s", "how often the bank feeds' inboxes are read (1s to 24h)")
 	feedMax := f.setting("feed-max-file-mib", "PAYD_FEED_MAX_FILE_MIB", "128", "the largest bank-feed file payd takes, in MiB (1 to 256): a larger one is rejected whole")
+	dbTimeoutSetting := f.setting("db-timeout", "PAYD_DB_TIMEOUT", "60s",
+		"how long a write transaction, or a one-row read, on PostgreSQL may take before payd gives it up and drops its connection, answering 503 (1s to 10m): a database that stops answering holds up no request longer")
 	eventRetention := f.setting("event-retention", "PAYD_EVENT_RETENTION", "720h", "how long GET /v2/events keeps events (1h to 8760h; default 30 days)")
 	oidcFlags := f.oidc()
 	if err := f.parse(args); err != nil {
@@ -58,6 +60,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	retention, err := time.ParseDuration(*eventRetention)
 	if err != nil || retention < time.Hour || retention > 8760*time.Hour {
 		return usageError{"--event-retention: must be a duration from 1h to 8760h, such as 720h"}
+	}
+	dbTimeout, err := time.ParseDuration(*dbTimeoutSetting)
+	if err != nil || dbTimeout < time.Second || dbTimeout > 10*time.Minute {
+		return usageError{"--db-timeout: must be a duration from 1s to 10m, such as 60s"}
 	}
 	poll, err := time.ParseDuration(*feedPoll)
 	if err != nil || poll < time.Second || poll > 24*time.Hour {
@@ -99,7 +105,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		WebhookSchedule: schedule, SMTPURL: *smtpURL, SMTPFrom: *smtpFrom, TrustedProxies: proxies, FundingDelay: funding,
 		TreasuryBank: treasury.Bank{Name: *treasuryBank, BSB: *treasuryBSB}, Analyze: *analyze == "auto",
 		BankFileKillAt: bankfile.Step(env.getenv(killEnv)), FeedPoll: poll, FeedMaxFileBytes: feedMaxBytes, EventRetention: retention,
-		OIDC: sso,
+		OIDC: sso, StoreOptions: store.Options{Timeout: dbTimeout},
 	})
 	if err != nil {
 		return err

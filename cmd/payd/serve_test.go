@@ -435,6 +435,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"feed files of no size", []string{"--feed-max-file-mib", "0"}, "payd: --feed-max-file-mib: must be a whole number of MiB from 1 to 256, such as 128\n"},
 		{"feed files too large", []string{"--feed-max-file-mib", "1024"}, "payd: --feed-max-file-mib: must be a whole number of MiB from 1 to 256, such as 128\n"},
 		{"event retention too long", []string{"--event-retention", "9000h"}, "payd: --event-retention: must be a duration from 1h to 8760h, such as 720h\n"},
+		{"write timeout too short", []string{"--db-timeout", "500ms"}, "payd: --db-timeout: must be a duration from 1s to 10m, such as 60s\n"},
+		{"write timeout not a duration", []string{"--db-timeout", "soon"}, "payd: --db-timeout: must be a duration from 1s to 10m, such as 60s\n"},
 		{"analyze neither", []string{"--analyze", "sometimes"}, "payd: --analyze: must be auto or off\n"},
 		{"treasury BSB not 6 digits", []string{"--treasury-bsb", "06200"}, "payd: --treasury-bsb: must be 6 digits\n"},
 	}

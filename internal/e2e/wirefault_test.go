@@ -303,3 +303,70 @@ func (w *retrier) check(t *testing.T, p *payd, node *process) {
 		}
 	}
 }
+
+// TestSilentPartition's bounds: silentDBTimeout is the --db-timeout it
+// gives payd, and silentFor how long a write may take to answer in the
+// partition, well past that and short of the request's own bound.
+const (
+	silentDBTimeout = 2 * time.Second
+	silentFor       = 3 * silentDBTimeout
+)
+
+// TestSilentPartition: the wire to PostgreSQL stops carrying anything, with
+// no reset (the proxy's blackhole: a partition that TCP would take many
+// minutes to notice). A write under way then answers 503 once payd's write
+// timeout has passed, not when TCP gives up; once the wire carries again,
+// the same write sent again under its Idempotency-Key is made, once.
+func TestSilentPartition(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("partitions payd from its database for seconds a database")
+	}
+	for _, target := range storetest.PostgresTargets() {
+		t.Run(target.Name, func(t *testing.T) {
+			dsn := target.DSN(t)
+			upstream, err := wirefault.Upstream(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy, err := wirefault.Start(upstream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { proxy.Close() })
+			via, err := proxy.DSN(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			node := startProcess(t, via, "--db-timeout", silentDBTimeout.String())
+			m := demoApp(t, node, "IDR")
+			p := &payd{t: t, base: node.base}
+			want(t, p.do(depositCreate(&m, "before")), 201)
+
+			proxy.Blackhole(true)
+			r := depositCreate(&m, "during")
+			r.client = &http.Client{Timeout: silentFor + 30*time.Second}
+			sent := time.Now()
+			res, err := p.send(r)
+			took := time.Since(sent)
+			proxy.Blackhole(false)
+			if err != nil {
+				t.Fatalf("a write during the partition got no answer in %s: %v", took.Round(time.Millisecond), err)
+			}
+			if res.Status != http.StatusServiceUnavailable || took > silentFor {
+				t.Errorf("a write during the partition answered %d after %s, want 503 within %s (the write timeout is %s)\n%s",
+					res.Status, took.Round(time.Millisecond), silentFor, silentDBTimeout, res.Body)
+			}
+
+			var made response
+			waitUntil(t, "the write sent again once the wire carries again", wireRecoverWithin, func() bool {
+				made = p.do(depositCreate(&m, "during"))
+				return made.Status == 201
+			})
+			again := p.do(depositCreate(&m, "during"))
+			if str(made.JSON(t), "uuid") != str(again.JSON(t), "uuid") {
+				t.Errorf("the write sent again made %s, and once more %s: want one deposit", str(made.JSON(t), "uuid"), str(again.JSON(t), "uuid"))
+			}
+		})
+	}
+}

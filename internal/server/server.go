@@ -100,6 +100,10 @@ type Config struct {
 	OIDC *web.OIDC
 }
 
+// DefaultDBTimeout bounds a write transaction, or a one-row read, on
+// PostgreSQL when StoreOptions.Timeout does not (--db-timeout).
+const DefaultDBTimeout = time.Minute
+
 // Server is a running payd's parts.
 type Server struct {
 	cfg         Config
@@ -159,6 +163,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	opts := cfg.StoreOptions
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultDBTimeout
+	}
 	if opts.MigrationWait == nil {
 		opts.MigrationWait = func() {
 			cfg.Log.Info(MigrationWaitMessage, "advisory_lock", migrate.LockID)

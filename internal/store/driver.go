@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // driver is what differs between the databases payd runs on, at the level
@@ -21,6 +22,9 @@ type driver interface {
 	// oneWriter reports whether every write runs on one connection, one
 	// transaction at a time.
 	oneWriter() bool
+	// bound bounds each write transaction by writeTimeout
+	// (Options.Timeout), where a wire can stop answering.
+	bound(writeTimeout time.Duration)
 	// distributed reports whether merchant-owned rows are spread over
 	// several nodes by merchant.
 	distributed() bool

@@ -45,7 +45,8 @@ func HasSQLState(err error, code string) bool {
 
 // IsUnavailable reports whether err says the database cannot be reached
 // or cannot take writes right now (a lost connection, a server shutting
-// down or restarting, a standby during a failover) rather than that the
+// down or restarting, a standby during a failover, a write transaction
+// past Options.Timeout) rather than that the
 // statement was wrong: the request may be retried once it is back.
 func IsUnavailable(err error) bool {
 	if err == nil {
@@ -61,7 +62,7 @@ func IsUnavailable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err) || strings.Contains(err.Error(), "conn closed")
 }
 
 // ErrNoDatabase is Open's answer, with Options.MustExist, for a SQLite file

@@ -31,6 +31,8 @@ type postgresDriver struct {
 	// (postgres_signal.go), and scope the channels' suffix, set once known.
 	dsn   string
 	scope channelScope
+	// writeTimeout bounds each write transaction (Options.Timeout).
+	writeTimeout time.Duration
 }
 
 func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
@@ -59,12 +61,22 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 }
 
 func (d *postgresDriver) begin(ctx context.Context) (conn, error) {
+	var deadline time.Time
+	if d.writeTimeout > 0 {
+		deadline = time.Now().Add(d.writeTimeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	c, err := d.pool.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &postgresConn{conn: c}, nil
+	return &postgresConn{conn: c, deadline: deadline}, nil
 }
+
+// bound sets the bound of each write transaction (Options.Timeout).
+func (d *postgresDriver) bound(writeTimeout time.Duration) { d.writeTimeout = writeTimeout }
 
 // lane: transactions run side by side on the pool, unless their context
 // names a lane (WithLane).
@@ -161,11 +173,30 @@ type postgresConn struct {
 	// begun is set once the BEGIN was sent: from then on the connection is
 	// in a transaction, which must end.
 	begun bool
+	// deadline, when set, is when the transaction must have ended
+	// (Options.Timeout): every exchange of it is bounded by it
+	// (bounded), and cancels holds the bounds' cancel functions, called
+	// when the connection goes back to the pool.
+	deadline time.Time
+	cancels  []context.CancelFunc
+}
+
+// bounded is ctx bounded by the transaction's deadline, if it has one: an
+// exchange still waiting for the server then fails, and pgx closes the
+// connection, which the pool drops.
+func (c *postgresConn) bounded(ctx context.Context) context.Context {
+	if c.deadline.IsZero() {
+		return ctx
+	}
+	ctx, cancel := context.WithDeadline(ctx, c.deadline)
+	c.cancels = append(c.cancels, cancel)
+	return ctx
 }
 
 // run sends b in one pgx batch on the transaction's connection, after the
 // BEGIN when none was sent yet.
 func (c *postgresConn) run(ctx context.Context, b *batch) (sql.Result, error) {
+	ctx = c.bounded(ctx)
 	b.trips++
 	var res sql.Result
 	err := c.conn.Raw(func(dc any) error {
@@ -282,6 +313,7 @@ func (r result) RowsAffected() (int64, error) { return r.tag.RowsAffected(), nil
 // rows runs a query on the connection through database/sql, the BEGIN
 // first if it was not sent yet.
 func (c *postgresConn) rows(ctx context.Context, tx *Tx, query string, args []any) (*sql.Rows, error) {
+	ctx = c.bounded(ctx)
 	if !c.begun {
 		c.begun = true
 		tx.roundTrips++
@@ -293,7 +325,7 @@ func (c *postgresConn) rows(ctx context.Context, tx *Tx, query string, args []an
 }
 
 func (c *postgresConn) exec(ctx context.Context, query string) error {
-	_, err := c.conn.ExecContext(ctx, query)
+	_, err := c.conn.ExecContext(c.bounded(ctx), query)
 	return err
 }
 
@@ -347,4 +379,9 @@ func (c *postgresConn) rollback() {
 }
 
 // close hands the connection back to the pool.
-func (c *postgresConn) close() { c.conn.Close() }
+func (c *postgresConn) close() {
+	c.conn.Close()
+	for _, cancel := range c.cancels {
+		cancel()
+	}
+}

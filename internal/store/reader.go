@@ -4,12 +4,24 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
+	"time"
 )
 
 // Reader runs reads outside a transaction: on SQLite on the read pool,
 // whose statements it keeps prepared; on PostgreSQL on the pool.
 type Reader struct {
 	pool querier
+	// timeout, when set, bounds each one-row read and each statement
+	// (Options.Timeout).
+	timeout time.Duration
+}
+
+// bounded is ctx bounded by the reader's timeout, if it has one.
+func (r *Reader) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, r.timeout)
 }
 
 // QueryContext runs a query.
@@ -17,13 +29,29 @@ func (r *Reader) QueryContext(ctx context.Context, query string, args ...any) (*
 	return r.pool.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a query that returns at most one row.
+// QueryRowContext runs a query that returns at most one row, bounded by
+// the reader's timeout until the row is scanned.
 func (r *Reader) QueryRowContext(ctx context.Context, query string, args ...any) Row {
-	return r.pool.QueryRowContext(ctx, query, args...)
+	ctx, cancel := r.bounded(ctx)
+	return boundedRow{r.pool.QueryRowContext(ctx, query, args...), cancel}
 }
 
-// ExecContext runs a statement (on SQLite's read pool, only reads succeed).
+// boundedRow is a row whose read's bound ends once it is scanned.
+type boundedRow struct {
+	Row
+	cancel context.CancelFunc
+}
+
+func (b boundedRow) Scan(dest ...any) error {
+	defer b.cancel()
+	return b.Row.Scan(dest...)
+}
+
+// ExecContext runs a statement (on SQLite's read pool, only reads
+// succeed), bounded by the reader's timeout.
 func (r *Reader) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx, cancel := r.bounded(ctx)
+	defer cancel()
 	return r.pool.ExecContext(ctx, query, args...)
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -137,8 +138,11 @@ func (d *sqliteDriver) lane(context.Context) (string, bool) { return "sqlite", t
 // write connection is free.
 func (d *sqliteDriver) betweenBatches(ctx context.Context) { d.stmts.prepareMissed(ctx, d.write) }
 
-func (d *sqliteDriver) oneWriter() bool   { return true }
-func (d *sqliteDriver) distributed() bool { return false }
+func (d *sqliteDriver) oneWriter() bool { return true }
+
+// bound does nothing: SQLite has no wire to stop answering.
+func (d *sqliteDriver) bound(time.Duration) {}
+func (d *sqliteDriver) distributed() bool   { return false }
 
 // rowLock is empty: SQLite has no row locks, its one writer serialises.
 func (d *sqliteDriver) rowLock(string, bool) string { return "" }

@@ -49,6 +49,16 @@ type Options struct {
 	// process migrating the database (PostgreSQL), before it waits for it:
 	// so that a start that waits says why.
 	MigrationWait func()
+	// Timeout, when set, bounds on PostgreSQL each write transaction, from
+	// its start to its commit's answer, and each one-row read outside a
+	// transaction (Reader.QueryRowContext, ExecContext): one whose
+	// connection stops answering (a network partition that never ends in
+	// a reset, whose wait TCP would end only after many minutes) fails
+	// with an error IsUnavailable reports, its connection closed, instead
+	// of holding up its callers and its lane. Reads of many rows (a list,
+	// an export streamed to a slow client) are bounded by their callers.
+	// SQLite has no wire.
+	Timeout time.Duration
 }
 
 // Open connects to dsn: "sqlite:FILE" for the embedded store,
@@ -75,7 +85,11 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 // newDB is the DB of a driver, its write path and its read path.
 func newDB(d Dialect, drv driver, write, read *sql.DB, opt Options) *DB {
 	db := &DB{dialect: d, drv: drv, write: write, read: read, lanes: lanes{queue: map[string]*lane{}}, migrationWait: opt.MigrationWait}
+	drv.bound(opt.Timeout)
 	db.reader = &Reader{pool: drv.readPool()}
+	if d == Postgres {
+		db.reader.timeout = opt.Timeout
+	}
 	return db
 }
 
@@ -221,6 +235,28 @@ type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) Row
+}
+
+// In is the list of an IN (...) condition on values, numbered from
+// $first, and its arguments. The list is padded to a power of two by
+// repeating the last value, which matches nothing more: so a statement
+// that takes lists of any length up to n has log2(n) spellings, not n, each
+// prepared and cached by every PostgreSQL connection.
+func In[T any](first int, values []T) (string, []any) {
+	n := 1
+	for n < len(values) {
+		n *= 2
+	}
+	args := make([]any, n)
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+		args[i] = values[min(i, len(values)-1)]
+	}
+	return b.String(), args
 }
 
 // ValueRows is the VALUES list of a multi-row statement: n rows of width

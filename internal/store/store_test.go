@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,4 +234,33 @@ func TestOpenConnectionsCountsHeldOnes(t *testing.T) {
 			t.Errorf("OpenConnections() = %d while a query holds one and %d after it, want at least 1 each", held, db.OpenConnections())
 		}
 	})
+}
+
+// TestInPadsToAPowerOfTwo: an IN list is padded to the next power of two
+// with its last value, so that lists of 1 to 64 values take 7 spellings.
+func TestInPadsToAPowerOfTwo(t *testing.T) {
+	tests := []struct {
+		values   []string
+		wantList string
+		wantArgs []any
+	}{
+		{[]string{"a"}, "$2", []any{"a"}},
+		{[]string{"a", "b"}, "$2, $3", []any{"a", "b"}},
+		{[]string{"a", "b", "c"}, "$2, $3, $4, $5", []any{"a", "b", "c", "c"}},
+		{[]string{"a", "b", "c", "d", "e"}, "$2, $3, $4, $5, $6, $7, $8, $9", []any{"a", "b", "c", "d", "e", "e", "e", "e"}},
+	}
+	for _, tt := range tests {
+		list, args := store.In(2, tt.values)
+		if list != tt.wantList || !slices.Equal(args, tt.wantArgs) {
+			t.Errorf("In(2, %v) = %q, %v; want %q, %v", tt.values, list, args, tt.wantList, tt.wantArgs)
+		}
+	}
+	spellings := map[string]bool{}
+	for n := 1; n <= 64; n++ {
+		list, _ := store.In(1, make([]int, n))
+		spellings[list] = true
+	}
+	if len(spellings) != 7 {
+		t.Errorf("lists of 1 to 64 values take %d spellings, want 7", len(spellings))
+	}
 }
