@@ -86,7 +86,9 @@ func (q *Queue) runBatch(ctx context.Context, sc scope, limit int) (int, error) 
 }
 
 // runJobs runs the jobs that claim locks, in one transaction, and returns
-// how many it claimed.
+// how many it claimed. Jobs of a kind with a batch handler that come
+// together in the claim run as one batch (runClaimedGroup), or, should the
+// batch fail, one by one.
 func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, error)) (int, error) {
 	type ran struct {
 		job     Job
@@ -103,12 +105,28 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 			return err
 		}
 		claimed = len(jobs)
-		for _, j := range jobs {
-			outcome, runErr, err := q.runClaimed(ctx, tx, j)
-			if err != nil {
-				return err
+		for len(jobs) > 0 {
+			group := jobs[:q.together(jobs)]
+			jobs = jobs[len(group):]
+			if len(group) > 1 {
+				ok, err := q.runClaimedGroup(ctx, tx, group)
+				if err != nil {
+					return err
+				}
+				if ok {
+					for _, j := range group {
+						results = append(results, ran{j, outcomeDone, nil})
+					}
+					continue
+				}
 			}
-			results = append(results, ran{j, outcome, runErr})
+			for _, j := range group {
+				outcome, runErr, err := q.runClaimed(ctx, tx, j)
+				if err != nil {
+					return err
+				}
+				results = append(results, ran{j, outcome, runErr})
+			}
 		}
 		return nil
 	})
@@ -128,24 +146,24 @@ func (q *Queue) runJobs(ctx context.Context, claim func(tx *store.Tx) ([]Job, er
 	return claimed, nil
 }
 
-// runClaimed runs one claimed job inside a savepoint of tx, which deletes
-// it when its handler succeeds: if the handler fails, its writes are undone
+// runClaimed runs one claimed job inside a savepoint of tx, and deletes it
+// when its handler succeeds: if the handler fails, its writes are undone
 // but the claim is kept, so the failure is recorded in the same transaction
-// and no other worker can run the job before its backoff. The savepoint and
-// the delete travel with the handler's statements (store.Tx.Savepoint).
+// and no other worker can run the job before its backoff. The savepoint
+// travels with the handler's statements (store.Tx.Savepoint), the delete
+// with the transaction's next one. The delete is the claiming
+// transaction's own, not the savepoint's: on PostgreSQL a row locked by a
+// transaction and changed by one of its savepoints gets a multixact, whose
+// lookups (every read of the row until vacuum) contend on a small shared
+// cache under load.
 // err is set only when tx itself cannot go on.
 func (q *Queue) runClaimed(ctx context.Context, tx *store.Tx, j Job) (outcome string, runErr, err error) {
-	runErr, err = tx.Savepoint(ctx, "job_run", func(tx *store.Tx) error {
-		if err := q.run(ctx, tx, j); err != nil {
-			return err
-		}
-		return tx.Send(ctx, `DELETE FROM jobs WHERE merchant_id = $1 AND id = $2`, j.ClockOf, j.ID)
-	})
+	runErr, err = tx.Savepoint(ctx, "job_run", func(tx *store.Tx) error { return q.run(ctx, tx, j) })
 	switch {
 	case err != nil:
 		return "", runErr, err
 	case runErr == nil:
-		return outcomeDone, nil, nil
+		return outcomeDone, nil, tx.Send(ctx, `DELETE FROM jobs WHERE merchant_id = $1 AND id = $2`, j.ClockOf, j.ID)
 	case ctx.Err() != nil:
 		return "", runErr, ctx.Err() // shutting down: the rollback hands the jobs back
 	}

@@ -54,13 +54,19 @@ type Queue struct {
 	observe  Observer
 	mu       sync.RWMutex
 	handlers map[string]Handler
-	poller   *Poller
+	// batches holds the batch handlers of the kinds that have one
+	// (RegisterBatch).
+	batches map[string]batchHandler
+	poller  *Poller
 	// laneMu guards laneCtx and laneRuns: laneCtx is the context of Run
 	// while it works the queue (nil otherwise), under which jobs enqueued
 	// with a Lane run at once after their commit.
 	laneMu   sync.Mutex
 	laneCtx  context.Context
 	laneRuns sync.WaitGroup
+	// waiting holds, by lane, the keys of the held jobs whose lane run is
+	// to come (runInLane), guarded by laneMu.
+	waiting map[string]*laneWaiting
 	// hintMu guards hinted, the merchants of due jobs this process has
 	// enqueued (not on SQLite, see runAny), and polledAt, when a worker last
 	// asked which merchants have due jobs (on Citus, every shard).
@@ -77,7 +83,7 @@ func New(db *store.DB, clk clock.Clock, log *slog.Logger, observe Observer) *Que
 	if observe == nil {
 		observe = func(string, string, time.Duration) {}
 	}
-	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{},
+	return &Queue{db: db, clock: clk, log: log, observe: observe, handlers: map[string]Handler{}, batches: map[string]batchHandler{}, waiting: map[string]*laneWaiting{},
 		poller: NewPoller(), hinted: map[string]bool{}, PollInterval: 250 * time.Millisecond}
 }
 

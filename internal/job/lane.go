@@ -1,8 +1,10 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"payd/internal/store"
@@ -41,72 +43,118 @@ func (q *Queue) worked() bool {
 	return q.laneCtx != nil
 }
 
+// maxLaneRun bounds how many held jobs of one lane one lane run takes.
+const maxLaneRun = 64
+
+// laneWaiting is a lane's held jobs waiting for their lane run: the keys
+// they are held under, all of one merchant's (a lane is one merchant's).
+type laneWaiting struct {
+	merchant string
+	keys     []string
+}
+
 // runInLane runs merchant's job held under key at once, in lane, if the
 // queue is being worked (Run); otherwise, or if it fails, it releases the
-// job to the workers.
+// job to the workers. The jobs of one lane run one lane run at a time, each
+// taking all those whose commit came while the one before ran (up to
+// maxLaneRun): under load, a hot account's clearings come together, and a
+// kind with a batch handler (RegisterBatch) does them at once.
 func (q *Queue) runInLane(lane, merchant, key string) {
 	q.laneMu.Lock()
-	running := q.laneCtx != nil
-	if running {
-		ctx := store.WithLane(q.laneCtx, lane)
-		q.laneRuns.Go(func() {
-			if !q.runLaned(ctx, lane, merchant, key) {
-				q.release(merchant, key)
-			}
-		})
-	}
-	q.laneMu.Unlock()
-	if !running {
+	if q.laneCtx == nil {
+		q.laneMu.Unlock()
 		q.release(merchant, key)
+		return
+	}
+	w, ok := q.waiting[lane]
+	if !ok {
+		w = &laneWaiting{merchant: merchant}
+		q.waiting[lane] = w
+		ctx := store.WithLane(q.laneCtx, lane)
+		q.laneRuns.Go(func() { q.drainLane(ctx, lane, w) })
+	}
+	w.keys = append(w.keys, key)
+	q.laneMu.Unlock()
+}
+
+// drainLane runs lane's waiting jobs (w), a lane run at a time, until none
+// is left, releasing to the workers those of a run that fails.
+func (q *Queue) drainLane(ctx context.Context, lane string, w *laneWaiting) {
+	for {
+		q.laneMu.Lock()
+		n := min(len(w.keys), maxLaneRun)
+		if n == 0 {
+			delete(q.waiting, lane)
+			q.laneMu.Unlock()
+			return
+		}
+		keys := slices.Clone(w.keys[:n])
+		w.keys = w.keys[n:]
+		q.laneMu.Unlock()
+		if !q.runLaned(ctx, lane, w.merchant, keys) {
+			q.release(w.merchant, keys...)
+		}
 	}
 }
 
-// runLaned runs merchant's job held under key in the transaction that
-// claims it, and reports whether it is done with: it ran and committed, or
-// it had been released already (releaseStale). It is the common case made
-// short: the claim deletes the job, and the handler runs without a
-// savepoint of its own. If the handler fails, the whole transaction rolls
-// back, so the job is held again as it was; released, a worker runs it, in
-// a savepoint that records the failure and its retry (runClaimed).
-func (q *Queue) runLaned(ctx context.Context, lane, merchant, key string) bool {
-	var j Job
+// runLaned runs merchant's jobs held under keys in the transaction that
+// claims them, and reports whether it is done with them: they ran and
+// committed, or they had been released already (releaseStale). It is the
+// common case made short: the claim deletes the jobs, and the handlers run
+// without savepoints of their own. If one fails, the whole transaction
+// rolls back, so the jobs are held again as they were; released, the
+// workers run them, each in a savepoint that records its failure and retry
+// (runClaimed).
+func (q *Queue) runLaned(ctx context.Context, lane, merchant string, keys []string) bool {
+	var jobs []Job
 	started := q.clock.Now()
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		jobs, err := q.claimHeld(ctx, tx, merchant, key)
-		if err != nil || len(jobs) == 0 {
-			j = Job{}
+		var err error
+		if jobs, err = q.claimHeld(ctx, tx, merchant, keys); err != nil {
+			jobs = nil
 			return err
 		}
-		j = jobs[0]
-		return q.run(ctx, tx, j)
+		for rest := jobs; len(rest) > 0; {
+			group := rest[:q.together(rest)]
+			rest = rest[len(group):]
+			if err := q.runGroup(ctx, tx, group); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	switch {
 	case ctx.Err() != nil:
 		return false
-	case err != nil && j.ID == 0:
-		q.log.Error("job queue", "job_key", key, "lane", lane, "err", err)
+	case err != nil && len(jobs) == 0:
+		q.log.Error("job queue", "job_keys", len(keys), "lane", lane, "err", err)
 		return false
 	case err != nil:
-		q.log.Info("job run in its lane failed; a worker retries it", "job_id", j.ID, "kind", j.Kind, "err", err.Error())
+		q.log.Info("job run in its lane failed; a worker retries it", "jobs", len(jobs), "kind", jobs[0].Kind, "err", err.Error())
 		return false
-	case j.ID == 0:
+	case len(jobs) == 0:
 		return true
 	}
-	q.observe(j.Kind, outcomeDone, q.clock.Now().Sub(started))
+	took := q.clock.Now().Sub(started) / time.Duration(len(jobs))
+	for _, j := range jobs {
+		q.observe(j.Kind, outcomeDone, took)
+	}
 	return true
 }
 
-// release hands merchant's job held under key to the workers, and wakes
+// release hands merchant's jobs held under keys to the workers, and wakes
 // them. Should it fail, releaseStale does it after maxLaneHold.
-func (q *Queue) release(merchant, key string) {
+func (q *Queue) release(merchant string, keys ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), maxLaneHold)
 	defer cancel()
+	in, args := store.In(2, keys)
 	err := q.db.Exec(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = `+availableSQL+` WHERE merchant_id = $1 AND unique_key = $2 AND state = `+heldSQL, merchant, key)
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = `+availableSQL+` WHERE merchant_id = $1 AND unique_key IN (`+in+`)
+			AND state = `+heldSQL, append([]any{merchant}, args...)...)
 		return err
 	})
 	if err != nil {
-		q.log.Error("job queue: release a held job", "job_key", key, "err", err)
+		q.log.Error("job queue: release held jobs", "jobs", len(keys), "err", err)
 		return
 	}
 	q.wakeFor(merchant, time.Time{})
@@ -147,21 +195,23 @@ func (q *Queue) releaseStale(ctx context.Context) {
 	}
 }
 
-// claimHeld deletes merchant's job held under key for its lane run,
-// returning it, if it is still held (not released to the workers); the
-// deletion commits with the job's work. Held jobs are claimed by no one
-// else, so there is no lock to skip.
-func (q *Queue) claimHeld(ctx context.Context, tx *store.Tx, merchant, key string) ([]Job, error) {
+// claimHeld deletes merchant's jobs held under keys for their lane run,
+// returning them in the order they were enqueued, those still held (not
+// released to the workers); the deletion commits with the jobs' work. Held
+// jobs are claimed by no one else, so there is no lock to skip.
+func (q *Queue) claimHeld(ctx context.Context, tx *store.Tx, merchant string, keys []string) ([]Job, error) {
 	var jobs []Job
-	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $2 AND j.unique_key = $1 AND j.state = `+heldSQL+`
+	in, args := store.In(2, keys)
+	err := tx.Query(ctx, `DELETE FROM jobs j WHERE j.merchant_id = $1 AND j.unique_key IN (`+in+`) AND j.state = `+heldSQL+`
 		RETURNING j.id, j.kind, j.merchant_id, j.payload, j.attempts, `+ClockOffsetOf("j.merchant_id"),
-		[]any{key, merchant}, func(row store.Row) error {
+		append([]any{merchant}, args...), func(row store.Row) error {
 			j, err := scanJob(row)
 			jobs = append(jobs, j)
 			return err
 		})
 	if err != nil {
-		return nil, fmt.Errorf("claim job %s: %w", key, err)
+		return nil, fmt.Errorf("claim %d held jobs: %w", len(keys), err)
 	}
+	slices.SortFunc(jobs, func(a, b Job) int { return cmp.Compare(a.ID, b.ID) })
 	return jobs, nil
 }

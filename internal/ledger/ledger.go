@@ -366,7 +366,9 @@ func LockAccounts(ctx context.Context, tx *store.Tx, merchantID, currency string
 // LockAccountOf is LockAccount for the account a row of merchantID names, in
 // one statement: accountQuery selects that account's account_id and currency
 // (merchantID follows args as the statement's last parameter). It reports
-// whether accountQuery found the row.
+// whether accountQuery found the row. When accountQuery selects several
+// accounts (the payins of a batch of jobs), it locks them all, in account id
+// order, as LockAccounts does.
 func LockAccountOf(ctx context.Context, tx *store.Tx, merchantID, accountQuery string, args ...any) (bool, error) {
 	query, args := lockAccountOf(tx, merchantID, accountQuery, args)
 	found := false
@@ -395,5 +397,5 @@ func lockAccountOf(tx *store.Tx, merchantID, accountQuery string, args []any) (s
 	return `SELECT b.id FROM ledger_buckets b
 		JOIN (` + accountQuery + `) a ON b.account_id = a.account_id AND b.currency = a.currency
 		WHERE b.merchant_id = $` + strconv.Itoa(len(args)) + ` AND b.slot = 0
-		ORDER BY b.name` + lock, args
+		ORDER BY b.account_id, b.name` + lock, args
 }

@@ -3,6 +3,7 @@ package payin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -147,51 +148,104 @@ func Lane(merchantID, uuid string) string { return ledger.Lane(merchantID, uuid)
 // clearJob moves a received payment from incoming to available, less fees
 // and the rolling reserve, and schedules the reserve's release.
 func (s *Service) clearJob(ctx context.Context, tx *store.Tx, j job.Job, target ref) error {
-	// In its own slot's lane (its lane run, group-committed with receipts
-	// and clearings of that slot alone) the clearing holds only the payin
-	// and its slot. A worker runs it among the merchant's other jobs in one
-	// transaction (in the merchant's lane), where it queues on the account
-	// first, as they do: holding its slot's rows while a job after it waits
-	// for the account, it would deadlock with a refund or payout that holds
-	// the account and waits for the whole bucket.
-	l := lockAccount
-	if store.LaneOf(ctx) == Lane(target.MerchantID, target.UUID) {
-		l = lockPayin
-	}
-	r, now, err := s.payinOf(ctx, tx, j, target, l)
-	if err != nil || r.balanceID == nil {
+	r, now, err := s.payinOf(ctx, tx, j, target, clearLock(ctx, target))
+	if err != nil {
 		return err
 	}
-	// The reserve period is read with the post, not in a round trip of its own.
-	var sentDays *store.Pending[int]
-	if r.reserve > 0 {
-		if sentDays, err = store.SendValue[int](ctx, tx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID); err != nil {
+	return s.clear(ctx, tx, []row{r}, now)
+}
+
+// clearJobs is clearJob for several of one merchant's payins at once (a
+// hot account's clearings that came together, job.RegisterBatch): one read
+// of the payins, then each one's post.
+func (s *Service) clearJobs(ctx context.Context, tx *store.Tx, jobs []job.Job, targets []ref) error {
+	merchantID, l := targets[0].MerchantID, lockPayin
+	uuids := make([]string, len(targets))
+	for i, t := range targets {
+		if t.MerchantID != merchantID {
+			return fmt.Errorf("clear payins: a batch of %s's payins holds one of %s", merchantID, t.MerchantID)
+		}
+		if clearLock(ctx, t) == lockAccount {
+			l = lockAccount
+		}
+		uuids[i] = t.UUID
+	}
+	rs, err := s.getAll(ctx, tx, merchantID, uuids, l)
+	if err != nil {
+		return err
+	}
+	now, err := s.clock.OfJob(ctx, tx, jobs[0], merchantID)
+	if err != nil {
+		return err
+	}
+	return s.clear(ctx, tx, rs, now)
+}
+
+// clearLock is how a clearing locks its payin. In its own slot's lane (its
+// lane run, group-committed with receipts and clearings of that slot alone)
+// the clearing holds only the payin and its slot. A worker runs it among
+// the merchant's other jobs in one transaction (in the merchant's lane),
+// where it queues on the account first, as they do: holding its slot's rows
+// while a job after it waits for the account, it would deadlock with a
+// refund or payout that holds the account and waits for the whole bucket.
+func clearLock(ctx context.Context, target ref) lock {
+	if store.LaneOf(ctx) == Lane(target.MerchantID, target.UUID) {
+		return lockPayin
+	}
+	return lockAccount
+}
+
+// clear moves each received payment of rs (one merchant's payins, read
+// locked) from incoming to available, less fees and the rolling reserve,
+// and schedules each reserve's release. A payin with no payment waiting
+// (balanceID unset) is left as it is.
+func (s *Service) clear(ctx context.Context, tx *store.Tx, rs []row, now time.Time) error {
+	// The reserve periods are read with the posts, not in round trips of
+	// their own.
+	sentDays := make([]*store.Pending[int], len(rs))
+	for i, r := range rs {
+		if r.balanceID == nil {
+			continue
+		}
+		if r.reserve > 0 {
+			var err error
+			if sentDays[i], err = store.SendValue[int](ctx, tx, `SELECT reserve_days FROM accounts WHERE id = $1 AND merchant_id = $2`, r.accountID, r.merchantID); err != nil {
+				return err
+			}
+		}
+		if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
+			RecordID: *r.balanceID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
+				{Account: r.accountID, Bucket: ledger.Incoming, Amount: -r.paid},
+				{Account: r.accountID, Bucket: ledger.Available, Amount: r.paid - r.fee - r.reserve},
+				{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: r.reserve},
+				{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
+			}}); err != nil {
+			return err
+		}
+		if err := ledger.Finish(ctx, tx, r.merchantID, *r.balanceID, ledger.Done, now); err != nil {
 			return err
 		}
 	}
-	if _, err := ledger.Post(ctx, tx, ledger.Entry{MerchantID: r.merchantID, Currency: r.currency, Kind: "payin.clear",
-		RecordID: *r.balanceID, Spread: r.uuid, At: now, Legs: []ledger.Leg{
-			{Account: r.accountID, Bucket: ledger.Incoming, Amount: -r.paid},
-			{Account: r.accountID, Bucket: ledger.Available, Amount: r.paid - r.fee - r.reserve},
-			{Account: r.accountID, Bucket: ledger.RollingReserve, Amount: r.reserve},
-			{Account: r.accountID, Bucket: ledger.Fees, Amount: r.fee},
-		}}); err != nil {
-		return err
-	}
-	if err := ledger.Finish(ctx, tx, r.merchantID, *r.balanceID, ledger.Done, now); err != nil {
-		return err
-	}
-	if r.reserve == 0 {
+	if !slices.ContainsFunc(sentDays, func(p *store.Pending[int]) bool { return p != nil }) {
 		return nil
 	}
 	if err := tx.ReadSent(ctx); err != nil {
 		return err
 	}
-	days, err := sentDays.Get()
-	if err != nil {
-		return err
+	for i, r := range rs {
+		if sentDays[i] == nil {
+			continue
+		}
+		days, err := sentDays[i].Get()
+		if err != nil {
+			return err
+		}
+		if err := job.Enqueue(ctx, tx, s.queue, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid},
+			job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)}); err != nil {
+			return err
+		}
 	}
-	return job.Enqueue(ctx, tx, s.queue, jobReleaseReserve, ref{MerchantID: r.merchantID, UUID: r.uuid}, job.Options{ClockOf: r.merchantID, RunAt: now.AddDate(0, 0, days)})
+	return nil
 }
 
 // releaseReserveJob returns a payin's rolling reserve to available once the

@@ -106,7 +106,7 @@ func NewService(d Deps) *Service {
 		contacts: d.Contacts, PublicURL: d.PublicURL, linkKey: d.LinkKey, PayCodeDelay: 2 * time.Second, RefundDelay: 5 * time.Second}
 	job.Register(d.Queue, jobExpire, s.expireJob)
 	job.Register(d.Queue, jobExpireSecond, s.expireSecondJob)
-	job.Register(d.Queue, jobClear, s.clearJob)
+	job.RegisterBatch(d.Queue, jobClear, s.clearJob, s.clearJobs)
 	job.Register(d.Queue, jobReleaseReserve, s.releaseReserveJob)
 	job.Register(d.Queue, jobIssuePayCode, s.issuePayCodeJob)
 	job.Register(d.Queue, jobRefund, s.refundJob)
@@ -257,6 +257,34 @@ func (s *Service) get(ctx context.Context, q store.Querier, merchantID, uuid str
 		return row{}, fmt.Errorf("read payin %s: %w", uuid, err)
 	}
 	return r, nil
+}
+
+// getAll is get for several of merchantID's payins, in one statement (and
+// with lockAccount one more, which locks their accounts first, in account
+// id order): the payins found, in uuid order, the order their locks are
+// taken in.
+func (s *Service) getAll(ctx context.Context, tx *store.Tx, merchantID string, uuids []string, l lock) ([]row, error) {
+	in, args := store.In(2, uuids)
+	args = append([]any{merchantID}, args...)
+	if l == lockAccount {
+		if _, err := ledger.LockAccountOf(ctx, tx, merchantID, `SELECT DISTINCT account_id, currency FROM payins WHERE merchant_id = $1 AND uuid IN (`+in+`)`, args...); err != nil {
+			return nil, fmt.Errorf("read %d payins: %w", len(uuids), err)
+		}
+	}
+	query := `SELECT ` + rowColumns + ` FROM payins WHERE merchant_id = $1 AND uuid IN (` + in + `) ORDER BY uuid`
+	if l != readOnly {
+		query += s.db.ForUpdate()
+	}
+	var rows []row
+	err := tx.Query(ctx, query, args, func(sc store.Row) error {
+		r, err := scanRow(sc)
+		rows = append(rows, r)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %d payins: %w", len(uuids), err)
+	}
+	return rows, nil
 }
 
 func (s *Service) lockAccountOf(ctx context.Context, tx *store.Tx, merchantID, uuid string) error {

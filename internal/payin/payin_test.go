@@ -2,12 +2,16 @@ package payin_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"payd/internal/clock"
 	"payd/internal/fault"
+	"payd/internal/job"
+	"payd/internal/ledger"
 	"payd/internal/merchant"
 	"payd/internal/money"
 	"payd/internal/payin"
@@ -324,6 +328,94 @@ func TestWorkerClearingLocksTheAccountFirst(t *testing.T) {
 					t.Errorf("the clearing locked the account: %v, want %v", got, tt.want)
 				}
 			})
+		}
+	})
+}
+
+// TestClearingsComeTogether: a hot account's clearings that a worker claims
+// together run as one batch (job.RegisterBatch), not one by one, and each
+// payment clears as it would alone: incoming to available less its fee and
+// its rolling reserve, its balance record done, its reserve's release on
+// the clock.
+func TestClearingsComeTogether(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		ctx := context.Background()
+		p := e.Merchant(t, "IDR")["IDR"]
+		if err := e.DB.Exec(ctx, func(tx *store.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE accounts SET reserve_bps = 1000, reserve_days = 7 WHERE id = $1 AND merchant_id = $2`, p.AccountID, p.MerchantID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var singles atomic.Int64
+		e.Queue.Wrap("payin.clear", func(h job.Handler) job.Handler {
+			return func(ctx context.Context, tx *store.Tx, j job.Job) error {
+				singles.Add(1)
+				return h(ctx, tx, j)
+			}
+		})
+		var paid []payin.Payin
+		var available, reserve int64
+		for i := range 8 {
+			pin := received(t, e, p, money.Input(strconv.Itoa(10000*(i+1))))
+			paid = append(paid, pin)
+			total := int64(10000*(i+1)) * idr
+			fee := total * 70 / 10000 // 0.70 %
+			available += total - fee - (total-fee)/10
+			reserve += (total - fee) / 10
+		}
+		e.RunDue(t, p.MerchantID)
+		if n := singles.Load(); n != 0 {
+			t.Errorf("%d clearings ran one by one, want all 8 in a batch", n)
+		}
+		if b := e.Balance(t, p); b.Incoming != 0 || b.Available != available || b.RollingReserve != reserve {
+			t.Errorf("after the clearings: %+v, want available %d and reserve %d", b, available, reserve)
+		}
+		for _, pin := range paid {
+			var status string
+			err := e.DB.Read().QueryRow(`SELECT status FROM balance_records WHERE merchant_id = $1 AND reference_id = $2`, p.MerchantID, pin.UUID).Scan(&status)
+			if err != nil || status != string(ledger.Done) {
+				t.Errorf("payin %s's balance record is %q (%v), want done", pin.UUID, status, err)
+			}
+		}
+		e.Advance(t, p.MerchantID, 7*24*time.Hour+time.Second)
+		if b := e.Balance(t, p); b.Available != available+reserve || b.RollingReserve != 0 {
+			t.Errorf("after the reserve period: %+v, want available %d", b, available+reserve)
+		}
+		if problems, err := ledger.Verify(ctx, e.DB.Read()); err != nil || len(problems) > 0 {
+			t.Errorf("ledger verify: %v %v", problems, err)
+		}
+	})
+}
+
+// TestWorkerClearingBatchLocksTheAccountFirst is
+// TestWorkerClearingLocksTheAccountFirst for a batch of clearings: run by a
+// worker it locks the account first; in its slot's lane (all its payins'
+// slot) only the payins and the slot.
+func TestWorkerClearingBatchLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	servertest.Each(t, func(t *testing.T, e *servertest.Env) {
+		if e.DB.Dialect() != store.Postgres {
+			t.Skip("SQLite has one writer and no row locks")
+		}
+		p := e.Merchant(t, "IDR")["IDR"]
+		// Two payins of one slot: a slot's lane's batch holds that slot's.
+		bySlot := map[string][]string{}
+		var lane string
+		for lane == "" {
+			pin := received(t, e, p, "100000")
+			l := payin.Lane(p.MerchantID, pin.UUID)
+			if bySlot[l] = append(bySlot[l], pin.UUID); len(bySlot[l]) == 2 {
+				lane = l
+			}
+		}
+		clear := e.JobBatchWork(t, "payin.clear", p.MerchantID, bySlot[lane]...)
+		if !e.LocksAccount(t, p, store.MerchantLane(p.MerchantID), clear) {
+			t.Error("run by a worker in the merchant's lane, the batch did not lock the account")
+		}
+		if e.LocksAccount(t, p, lane, clear) {
+			t.Error("run in its slot's lane, the batch locked the account")
 		}
 	})
 }

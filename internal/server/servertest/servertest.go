@@ -133,6 +133,26 @@ func (e *Env) JobWork(t testing.TB, kind, merchantID, uuid string) func(ctx cont
 	return func(ctx context.Context, tx *store.Tx) error { return h(ctx, tx, j) }
 }
 
+// JobBatchWork is JobWork for several jobs of kind at once, through the
+// kind's batch handler (job.RegisterBatch): the work of merchantID's jobs
+// naming uuids, run together as a worker or lane run would.
+func (e *Env) JobBatchWork(t testing.TB, kind, merchantID string, uuids ...string) func(ctx context.Context, tx *store.Tx) error {
+	t.Helper()
+	b, ok := e.Queue.BatchHandler(kind)
+	if !ok {
+		t.Fatalf("no batch handler for job kind %s", kind)
+	}
+	jobs := make([]job.Job, len(uuids))
+	for i, uuid := range uuids {
+		payload, err := json.Marshal(map[string]string{"merchant_id": merchantID, "uuid": uuid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[i] = job.Job{Kind: kind, ClockOf: merchantID, Payload: payload, Attempt: 1}
+	}
+	return func(ctx context.Context, tx *store.Tx) error { return b(ctx, tx, jobs) }
+}
+
 // LocksAccount runs work in a transaction in lane (store.WithLane; its
 // context carries the lane, as a job's does when a worker runs it), rolls it
 // back, and reports whether, when work returned, the transaction held every
