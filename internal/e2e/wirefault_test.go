@@ -184,17 +184,18 @@ type wireWrite struct {
 	answer   wireAnswer
 }
 
-// wireAnswer is what an answer says of a write: its status code, and the
-// uuid and status of the record it answers with.
+// wireAnswer is what an answer says of a write: its status code, the
+// uuid and status of the record it answers with, and the error code of a
+// refusal.
 type wireAnswer struct {
-	code         int
-	uuid, status string
+	code                    int
+	uuid, status, errorCode string
 }
 
 func answerOf(res response) wireAnswer {
 	var body struct{ UUID, Status string }
 	json.Unmarshal(res.Body, &body)
-	return wireAnswer{code: res.Status, uuid: body.UUID, status: body.Status}
+	return wireAnswer{code: res.Status, uuid: body.UUID, status: body.Status, errorCode: codeOf(res)}
 }
 
 func newRetrier(p *payd) *retrier {
