@@ -55,6 +55,9 @@ const (
 	// illegalShown bounds how many keys or records that are not
 	// linearizable a failure names and draws.
 	illegalShown = 5
+	// illegalContext is how many operations a failure lists, up to the
+	// first that is not linearizable.
+	illegalContext = 8
 )
 
 // opHistory is one test's (or power-loss trial's) record of its clients'
@@ -399,8 +402,24 @@ func checkLinearizable(t *testing.T, what string, model porcupine.Model, history
 	if err := porcupine.VisualizePath(model, info, file); err != nil {
 		file = "not drawn: " + err.Error()
 	}
-	t.Errorf("%s are not linearizable for %d of them (%s); the operations of %s:\n%s\nporcupine draws them in %s (go test -artifacts keeps it)",
-		what, len(illegal), strings.Join(names, ", "), names[0], describeOperations(model, illegal[0]), file)
+	t.Errorf("%s are not linearizable for %d of them (%s); %s\nporcupine draws them in %s (go test -artifacts keeps it)",
+		what, len(illegal), strings.Join(names, ", "), describeIllegal(model, illegal[0]), file)
+}
+
+// describeIllegal says where the operations of one key or record, ops,
+// stop being linearizable: the last illegalContext operations of their
+// shortest illegal prefix (in the order of their calls), whose last is one
+// that no order of those before allows.
+func describeIllegal(model porcupine.Model, ops []porcupine.Operation) string {
+	ops = slices.Clone(ops)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	n := 1
+	for n < len(ops) && porcupine.CheckOperationsTimeout(model, ops[:n], linearizableWithin) != porcupine.Illegal {
+		n++
+	}
+	from := max(0, n-illegalContext)
+	return fmt.Sprintf("of the %d operations of %s, the first %d are not linearizable; the last of them:\n%s",
+		len(ops), ops[0].Input.(partitionKey).partition(), n, describeOperations(model, ops[from:n]))
 }
 
 // describeOperations lists ops, one a line, in the order of their calls,
@@ -851,22 +870,18 @@ func moneyMoved(t *testing.T, ops []operation, s settledState) map[string]*flow 
 	return moved
 }
 
-// madeByKeys is, for each Idempotency-Key of ops, its last answer that
-// reports an effect (keyModel holds every such answer to the first), in
-// the order of the keys' first writes.
+// madeByKeys is, for each Idempotency-Key of ops, the first of its writes
+// (in the order they were sent) whose answer reports an effect: keyModel
+// holds every later one to it.
 func madeByKeys(ops []operation) []operation {
-	index := map[string]int{}
+	answered := map[string]bool{}
 	var out []operation
 	for _, op := range ops {
 		key := keyOf(op.r)
-		if key == "" || op.result != opOK {
+		if key == "" || op.result != opOK || answered[key] {
 			continue
 		}
-		if i, ok := index[key]; ok {
-			out[i] = op
-			continue
-		}
-		index[key] = len(out)
+		answered[key] = true
 		out = append(out, op)
 	}
 	return out
