@@ -792,14 +792,10 @@ func totals(t *testing.T, balances []balanceView) map[string]int64 {
 
 // moneyMoved is, by currency, the money the history's writes moved, from
 // what each client sent and what payd answered it, and what the history's
-// end read (s): a deposit made by a key brings its amount in; a payin made
-// by a key and received (its completion sent by a client) brings in what
-// it asked for, less the fee payd publishes for its method; a refund made
-// by a key takes out its amount once its payin is return_received (the
-// loads refund a payin once); a payout made by a key takes out the amount
-// and fee of each of its transactions that is done. A payin received
-// though no client sent its completion, or a record a key made that the
-// lists do not hold, fails the test.
+// end read (s): a deposit made by a key brings its amount in, and so does a
+// payin made by a key and received (receiptMoved); a payout made by a key
+// takes out the amount and fee of each of its transactions that is done.
+// A record a key made that the lists do not hold fails the test.
 func moneyMoved(t *testing.T, ops []operation, s settledState) map[string]*flow {
 	t.Helper()
 	moved := map[string]*flow{}
@@ -810,14 +806,7 @@ func moneyMoved(t *testing.T, ops []operation, s settledState) map[string]*flow 
 		return moved[currency]
 	}
 	made := madeByKeys(ops)
-	completed := completionsSent(t, ops)
-	refunds := map[string][]operation{} // by payin
-	for _, op := range made {
-		if requestOf(op.r) == "POST /v2/payins/refund" {
-			uuid := str(bodyOf(t, op.r), "uuid")
-			refunds[uuid] = append(refunds[uuid], op)
-		}
-	}
+	completed, refunds := completionsSent(t, ops), refundsMade(t, made)
 	for _, op := range made {
 		sent, uuid := bodyOf(t, op.r), answerOf(op.res).uuid
 		switch requestOf(op.r) {
@@ -830,44 +819,74 @@ func moneyMoved(t *testing.T, ops []operation, s settledState) map[string]*flow 
 				t.Errorf("payin %s, made under key %s, is not in the list of payins", uuid, keyOf(op.r))
 				continue
 			}
-			status := payin.Status(str(rec, "status"))
-			if status == payin.Pending || status == payin.Failed || status == payin.Expired || status == payin.Cancelled {
-				continue
-			}
-			completion, ok := completed[uuid]
-			if !ok {
-				t.Errorf("payin %s is %s, though no client sent its completion", uuid, status)
-				continue
-			}
-			currency, paid := str(sent, "currency"), sent["amount"]
-			if amount, ok := completion["amount"]; ok {
-				paid = amount
-			}
-			f, paidMinor := at(currency), minorUnits(t, paid, currency)
-			f.receipts += paidMinor
-			f.fees += receiptFee(t, str(sent, "payin_method_name"), paidMinor)
-			if status != payin.ReturnReceived {
-				continue
-			}
-			for _, refund := range refunds[uuid] {
-				f.refunds += minorUnits(t, bodyOf(t, refund.r)["amount"], currency)
-			}
+			receiptMoved(t, at(str(sent, "currency")), sent, rec, completed[uuid], refunds[uuid])
 		case "POST /v2/payouts":
 			rec, ok := s.payouts[uuid]
 			if !ok {
 				t.Errorf("payout %s, made under key %s, is not in the list of payouts", uuid, keyOf(op.r))
 				continue
 			}
-			currency := str(rec, "currency")
-			txs, _ := rec["payout_transactions"].([]any)
-			for _, tx := range txs {
-				if tx := tx.(map[string]any); payout.TxStatus(str(tx, "status")) == payout.TxDone {
-					at(currency).payouts += minorUnits(t, tx["amount"], currency) + minorUnits(t, tx["fee"], currency)
-				}
-			}
+			payoutMoved(t, at(str(rec, "currency")), rec)
 		}
 	}
 	return moved
+}
+
+// receiptMoved adds to f the money that a payin, made by the request body
+// sent and now as rec, moved: when received, what it asked for (or what its
+// completion said was paid), less the fee payd publishes for its method;
+// and, once return_received, its refunds (the loads refund a payin once). A
+// payin received though no client sent its completion fails the test.
+func receiptMoved(t *testing.T, f *flow, sent, rec, completion map[string]any, refunds []operation) {
+	t.Helper()
+	status := payin.Status(str(rec, "status"))
+	switch status {
+	case payin.Pending, payin.Failed, payin.Expired, payin.Cancelled:
+		return
+	}
+	if completion == nil {
+		t.Errorf("payin %s is %s, though no client sent its completion", str(rec, "uuid"), status)
+		return
+	}
+	currency, paid := str(sent, "currency"), sent["amount"]
+	if amount, ok := completion["amount"]; ok {
+		paid = amount
+	}
+	paidMinor := minorUnits(t, paid, currency)
+	f.receipts += paidMinor
+	f.fees += receiptFee(t, str(sent, "payin_method_name"), paidMinor)
+	if status != payin.ReturnReceived {
+		return
+	}
+	for _, refund := range refunds {
+		f.refunds += minorUnits(t, bodyOf(t, refund.r)["amount"], currency)
+	}
+}
+
+// payoutMoved adds to f what the payout rec paid out: the amount and fee
+// of each of its transactions that is done.
+func payoutMoved(t *testing.T, f *flow, rec map[string]any) {
+	t.Helper()
+	currency := str(rec, "currency")
+	txs, _ := rec["payout_transactions"].([]any)
+	for _, tx := range txs {
+		if tx := tx.(map[string]any); payout.TxStatus(str(tx, "status")) == payout.TxDone {
+			f.payouts += minorUnits(t, tx["amount"], currency) + minorUnits(t, tx["fee"], currency)
+		}
+	}
+}
+
+// refundsMade is the refunds among made, by payin.
+func refundsMade(t *testing.T, made []operation) map[string][]operation {
+	t.Helper()
+	out := map[string][]operation{}
+	for _, op := range made {
+		if requestOf(op.r) == "POST /v2/payins/refund" {
+			uuid := str(bodyOf(t, op.r), "uuid")
+			out[uuid] = append(out[uuid], op)
+		}
+	}
+	return out
 }
 
 // madeByKeys is, for each Idempotency-Key of ops, the first of its writes
