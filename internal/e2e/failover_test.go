@@ -29,8 +29,9 @@ const failoverWithin = 30 * time.Second
 
 // TestFailoverPostgres kills the primary of a pg_auto_failover formation
 // under load: the standby is promoted, payd reconnects to it, every
-// acknowledged write exists exactly once, every committed webhook event is
-// delivered and the ledger verifies.
+// acknowledged write exists exactly once, the clients' history passes its
+// checks (histories_test.go), every committed webhook event is delivered
+// and the ledger verifies.
 func TestFailoverPostgres(t *testing.T) {
 	// Not parallel: it kills processes at chosen moments and waits for them
 	// to restart, so it runs alone, before the parallel tests.
@@ -44,7 +45,7 @@ func TestFailoverPostgres(t *testing.T) {
 	client := tr.p
 
 	stop := make(chan struct{})
-	load := powerLoad(client.sendFor, m, tr.aud, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(client.sendFor, client, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	waitUntil(t, "a first acknowledged refund", 30*time.Second, func() bool { return tr.acks.refunds() > 0 })
 	time.Sleep(rand.N(1000 * time.Millisecond)) // the kill point: a random moment of the load
 	before := tr.acks.String()
@@ -81,6 +82,7 @@ func TestFailoverPostgres(t *testing.T) {
 	}
 	tr.checkWrites(t, m)
 	tr.checkPayouts(t)
+	tr.hist.check(t, tr.p)
 	tr.checkWebhooks(t)
 }
 

@@ -30,10 +30,12 @@ func newLoadRecord() *loadRecord {
 	return &loadRecord{created: map[string]string{}, attempted: map[string]bool{}, received: map[string]bool{}}
 }
 
-// payinLoad creates and pays payins through the clients until stop is closed.
+// payinLoad creates and pays payins through the clients until stop is
+// closed, and a reader (readLoad) reads the balances through the first.
 func payinLoad(t *testing.T, clients []*payd, m creds, hookURL string, rec *loadRecord, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	var seq atomic.Int64
+	wg.Go(readLoad(clients[0], func() []req { return []req{balancesRead(&m)} }, stop))
 	for i := range 4 {
 		wg.Go(func() {
 			for n := 0; ; n++ {
@@ -79,7 +81,7 @@ func tryDo(p *payd, r req) (res response, ok bool) {
 		}
 	}()
 	tb := &softTB{TB: p.t}
-	q := &payd{t: tb, base: p.base}
+	q := &payd{t: tb, base: p.base, hist: p.hist}
 	res = q.do(r)
 	return res, !tb.failed
 }
@@ -96,7 +98,9 @@ func (s *softTB) Helper()               {}
 // checkAfterCrash verifies what the issue asks after a crash: every
 // acknowledged payin exists exactly once (retrying unacknowledged keys
 // replays or creates them, never twice), every acknowledged receipt is
-// received, the ledger is sound, and every committed event reaches the receiver.
+// received, the ledger is sound, the history of p (whose replays are its
+// last writes) passes its checks, and every committed event reaches the
+// receiver.
 func checkAfterCrash(t *testing.T, p *payd, m creds, dsn string, rec *loadRecord, hooks *eventLog) {
 	for key := range rec.attempted {
 		r := p.do(req{method: "POST", path: "/v2/payins", as: &m, header: map[string]string{"Idempotency-Key": key},
@@ -131,6 +135,7 @@ func checkAfterCrash(t *testing.T, p *payd, m creds, dsn string, rec *loadRecord
 		WHERE kind IN ('payin.receive', 'payin.clear') GROUP BY balance_record_id, kind HAVING count(*) > 1) d`).Scan(&doubled); err != nil || doubled != 0 {
 		t.Errorf("%d payments were received or cleared more than once (%v)", doubled, err)
 	}
+	p.hist.check(t, p)
 	var committed []string
 	rows, err := db.Read().Query(`SELECT id FROM webhook_events`)
 	if err != nil {
@@ -152,7 +157,8 @@ func checkAfterCrash(t *testing.T, p *payd, m creds, dsn string, rec *loadRecord
 }
 
 // TestCrashUnderLoad: payd under payin creation and receipt load is killed
-// with SIGKILL and restarted; nothing acknowledged is lost or doubled.
+// with SIGKILL and restarted; nothing acknowledged is lost or doubled, and
+// the clients' history passes its checks (histories_test.go).
 func TestCrashUnderLoad(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -162,7 +168,9 @@ func TestCrashUnderLoad(t *testing.T) {
 		hooks := newEventLog(t)
 		first := startProcess(t, dsn, "--webhook-retry-schedule", "200ms,500ms,1s,1s,1s")
 		m := demoApp(t, first, "IDR")
-		client := &payd{t: t, base: first.base}
+		hist := newHistory()
+		client := &payd{t: t, base: first.base, hist: hist}
+		hist.open(t, client, m)
 		rec := newLoadRecord()
 		stop := make(chan struct{})
 		wg := payinLoad(t, []*payd{client}, m, hooks.url, rec, stop)
@@ -176,12 +184,13 @@ func TestCrashUnderLoad(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		second := startProcess(t, dsn, "--webhook-retry-schedule", "200ms,500ms,1s,1s,1s")
-		checkAfterCrash(t, &payd{t: t, base: second.base}, m, dsn, rec, hooks)
+		checkAfterCrash(t, &payd{t: t, base: second.base, hist: hist}, m, dsn, rec, hooks)
 	})
 }
 
 // TestThreeNodesOneKilled: three payd processes share one PostgreSQL
-// database behind a round-robin client; one is killed mid-run.
+// database behind a round-robin client; one is killed mid-run. The checks
+// are TestCrashUnderLoad's.
 func TestThreeNodesOneKilled(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -195,10 +204,12 @@ func TestThreeNodesOneKilled(t *testing.T) {
 			nodes := []*process{startProcess(t, dsn, schedule...)}
 			m := demoApp(t, nodes[0], "IDR")
 			nodes = append(nodes, startProcess(t, dsn, schedule...), startProcess(t, dsn, schedule...))
+			hist := newHistory()
 			var clients []*payd
 			for _, n := range nodes {
-				clients = append(clients, &payd{t: t, base: n.base})
+				clients = append(clients, &payd{t: t, base: n.base, hist: hist})
 			}
+			hist.open(t, clients[0], m)
 			rec := newLoadRecord()
 			stop := make(chan struct{})
 			wg := payinLoad(t, clients, m, hooks.url, rec, stop)

@@ -30,6 +30,9 @@ type payd struct {
 	root string // http://127.0.0.1:port
 	// production servers serve a document without the sandbox routes.
 	production bool
+	// hist, when set, records every request sent through this payd and
+	// its answer (histories_test.go).
+	hist *opHistory
 }
 
 type option func(*server.Config)
@@ -191,8 +194,22 @@ func (p *payd) do(r req) response {
 }
 
 // send is do for goroutines other than the test's own: it reports a failed
-// request instead of ending the test.
+// request instead of ending the test. With a history, the request and its
+// answer are an operation of it.
 func (p *payd) send(r req) (response, error) {
+	op := p.hist.invoke(r)
+	hr, sent, res, err := p.exchange(r)
+	p.hist.answer(op, res, err)
+	if err != nil {
+		return response{}, err
+	}
+	p.checkContract(r, hr, sent, res.Status, res.Header, res.Body)
+	return res, nil
+}
+
+// exchange sends r and reads the answer; it returns the request made and
+// the body it sent, for the contract's check.
+func (p *payd) exchange(r req) (*http.Request, []byte, response, error) {
 	var body io.Reader
 	var sent []byte
 	switch b := r.body.(type) {
@@ -204,7 +221,7 @@ func (p *payd) send(r req) (response, error) {
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			return response{}, fmt.Errorf("marshal: %w", err)
+			return nil, nil, response{}, fmt.Errorf("marshal: %w", err)
 		}
 		sent = raw
 	}
@@ -217,7 +234,7 @@ func (p *payd) send(r req) (response, error) {
 	}
 	hr, err := http.NewRequest(r.method, target, body)
 	if err != nil {
-		return response{}, err
+		return nil, nil, response{}, err
 	}
 	if body != nil {
 		hr.Header.Set("Content-Type", "application/json")
@@ -243,15 +260,14 @@ func (p *payd) send(r req) (response, error) {
 	}
 	res, err := client.Do(hr)
 	if err != nil {
-		return response{}, err
+		return nil, nil, response{}, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return response{}, fmt.Errorf("read body: %w", err)
+		return nil, nil, response{}, fmt.Errorf("read body: %w", err)
 	}
-	p.checkContract(r, hr, sent, res.StatusCode, res.Header, raw)
-	return response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
+	return hr, sent, response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
 }
 
 // get and post are shorthands.

@@ -37,7 +37,8 @@ var powerLossSchedule = []string{"--webhook-retry-schedule", "100ms,200ms,500ms,
 // TestPowerLossSQLite: payd on SQLite (WAL, synchronous=FULL) under load
 // from eight clients loses power at a random moment, ten times; after each,
 // every acknowledged write is there exactly once, the ledger verifies, the
-// jobs resume and no committed webhook event is lost.
+// jobs resume, the clients' history passes its checks (histories_test.go)
+// and no committed webhook event is lost.
 func TestPowerLossSQLite(t *testing.T) {
 	// Not parallel: it kills processes at chosen moments and waits for them
 	// to restart, so it runs alone, before the parallel tests.
@@ -110,12 +111,16 @@ type powerLossTrial struct {
 	aud creds
 	// funding is the uuid of the deposit that funds the refunds (newTrial).
 	funding string
+	// hist records the trial's client operations, through p, for the
+	// history checks (histories_test.go).
+	hist *opHistory
 }
 
 // runPowerLossTrial starts payd on dsn, drives its load, waits a random
 // time, lets kill stop payd (and its database) and, once the clients have
 // stopped, restore cut the power and bring the disk (and database) back;
-// then it restarts payd and checks every acknowledged write.
+// then it restarts payd and checks every acknowledged write, and the
+// clients' history.
 func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process), restore func()) *powerLossTrial {
 	t.Helper()
 	began := time.Now()
@@ -124,7 +129,7 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	client := tr.p
 	stop := make(chan struct{})
 	loaded := time.Now()
-	load := powerLoad(client.sendFor, m, tr.aud, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(client.sendFor, client, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	// A refund needs its payin created and paid first, each a commit on
 	// LazyFS; on a loaded machine (a whole e2e run) that once took longer
 	// than 30 s. The bound is for liveness, not speed.
@@ -138,9 +143,10 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 	restore()
 	second := startProcess(t, dsn, powerLossSchedule...)
 	restarted := time.Now()
-	tr.p, tr.second = &payd{t: t, base: second.base}, second
+	tr.p, tr.second = &payd{t: t, base: second.base, hist: tr.hist}, second
 	tr.checkWrites(t, m)
 	tr.checkPayouts(t)
+	tr.hist.check(t, tr.p)
 	t.Logf("trial %d: power cut %s after the first refund, %s; start %s, load %s, restart %s, check %s",
 		n, killAfter.Round(time.Millisecond), tr.acks, loaded.Sub(began).Round(time.Millisecond), killed.Sub(loaded).Round(time.Millisecond),
 		restarted.Sub(killed).Round(time.Millisecond), time.Since(restarted).Round(time.Millisecond))
@@ -151,16 +157,18 @@ func runPowerLossTrial(t *testing.T, n int, dsn string, kill func(first *process
 // powerLoad: the demo merchant's IDR app, returned, and its AUD app, which
 // makes the payouts, each funded by a deposit. Refunds come out of
 // available, where a receipt arrives only once its clearing job has run:
-// the cleared deposit funds them all from the start.
+// the cleared deposit funds them all from the start. The trial's history
+// opens with the balances then.
 func newTrial(t *testing.T, n int, dsn string, node *process) (*powerLossTrial, creds) {
 	t.Helper()
-	tr := &powerLossTrial{n: n, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t)}
+	tr := &powerLossTrial{n: n, dsn: dsn, acks: newAckLog(), hooks: newDeliveryLog(t), hist: newHistory()}
 	m := demoApp(t, node, "IDR")
-	tr.p, tr.second = &payd{t: t, base: node.base}, node
+	tr.p, tr.second = &payd{t: t, base: node.base, hist: tr.hist}, node
 	tr.funding = str(tr.p.simulateDeposit(m, m.AccountNumber, 10000000), "uuid")
 	tr.aud = demoApp(t, node, "AUD")
 	tr.p.simulateDeposit(tr.aud, tr.aud.AccountNumber, 100000)
 	tr.p.runDue(m)
+	tr.hist.open(t, tr.p, m)
 	return tr, m
 }
 
@@ -192,6 +200,16 @@ func (a *ackLog) note(fn func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fn()
+}
+
+// somePayout is the uuid of an acknowledged payout, any one, for the reader.
+func (a *ackLog) somePayout() (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, uuid := range a.payouts {
+		return uuid, true
+	}
+	return "", false
 }
 
 // refunds is how many refunds were acknowledged so far.
@@ -241,12 +259,20 @@ func payinRefund(m *creds, uuid string) req {
 		body: map[string]any{"uuid": uuid, "amount": "10000", "description": "power loss " + uuid}}
 }
 
-// powerLoad drives payd from eight clients, each write sent by send, until
-// stop is closed: four create payins and complete them, two simulate
-// deposits, one refunds part of each completed payin, one makes AUD payouts
-// (as aud).
-func powerLoad(send sender, m, aud creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
+// powerLoad drives payd from eight clients, each write sent by send, and a
+// reader (readLoad) reading through reader, until stop is closed: four
+// create payins and complete them, two simulate deposits, one refunds part
+// of each completed payin, one makes AUD payouts (as aud); the reader reads
+// the balances and an acknowledged payout.
+func powerLoad(send sender, reader *payd, m, aud creds, hookURL string, acks *ackLog, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
+	wg.Go(readLoad(reader, func() []req {
+		reads := []req{balancesRead(&m)}
+		if uuid, ok := acks.somePayout(); ok {
+			reads = append(reads, payoutRead(&aud, uuid))
+		}
+		return reads
+	}, stop))
 	var seq atomic.Int64
 	refundable := make(chan string, 100000)
 	stopped := func() bool {

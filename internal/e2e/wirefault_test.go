@@ -47,8 +47,9 @@ const (
 // payouts and refunds, while the proxy breaks the wire for 15 s (breakWire).
 // Then payd writes again within 30 s, every key sent again answers what it
 // first answered (the same status and uuid), every acknowledged write is
-// there exactly once (checkWrites, checkPayouts), every committed webhook
-// event arrives, the ledger verifies, and no request was answered 500.
+// there exactly once (checkWrites, checkPayouts), the clients' history
+// passes its checks (histories_test.go), every committed webhook event
+// arrives, the ledger verifies, and no request was answered 500.
 // SQLite has no wire.
 func TestWireFaults(t *testing.T) {
 	t.Parallel()
@@ -81,7 +82,7 @@ func runWireFaults(t *testing.T, dsn string) {
 	w := newRetrier(tr.p)
 	stop := make(chan struct{})
 	started := time.Now()
-	load := powerLoad(w.send, m, tr.aud, tr.hooks.URL, tr.acks, stop)
+	load := powerLoad(w.send, tr.p, m, tr.aud, tr.hooks.URL, tr.acks, stop)
 	waitUntil(t, "a first acknowledged refund", 60*time.Second, func() bool { return tr.acks.refunds() > 0 })
 	loaded := time.Now()
 	breakWire(proxy, wireFaultsFor)
@@ -121,6 +122,7 @@ func runWireFaults(t *testing.T, dsn string) {
 	w.check(t, tr.p, node)
 	tr.checkWrites(t, m)
 	tr.checkPayouts(t)
+	tr.hist.check(t, tr.p)
 	tr.checkWebhooks(t)
 	t.Logf("checks %s", time.Since(checked).Round(time.Millisecond))
 }
@@ -184,17 +186,18 @@ type wireWrite struct {
 	answer   wireAnswer
 }
 
-// wireAnswer is what an answer says of a write: its status code, and the
-// uuid and status of the record it answers with.
+// wireAnswer is what an answer says of a write: its status code, the
+// uuid and status of the record it answers with, and the error code of a
+// refusal.
 type wireAnswer struct {
-	code         int
-	uuid, status string
+	code                    int
+	uuid, status, errorCode string
 }
 
 func answerOf(res response) wireAnswer {
 	var body struct{ UUID, Status string }
 	json.Unmarshal(res.Body, &body)
-	return wireAnswer{code: res.Status, uuid: body.UUID, status: body.Status}
+	return wireAnswer{code: res.Status, uuid: body.UUID, status: body.Status, errorCode: codeOf(res)}
 }
 
 func newRetrier(p *payd) *retrier {
