@@ -22,9 +22,12 @@ type driver interface {
 	// oneWriter reports whether every write runs on one connection, one
 	// transaction at a time.
 	oneWriter() bool
-	// bound bounds each write transaction by writeTimeout
-	// (Options.Timeout), where a wire can stop answering.
-	bound(writeTimeout time.Duration)
+	// bound bounds each write transaction by timeout (Options.Timeout),
+	// where a wire can stop answering.
+	bound(timeout time.Duration)
+	// readTimeout is the bound of the Reader's one-row reads for
+	// Options.Timeout: it, where a wire can stop answering, else none.
+	readTimeout(timeout time.Duration) time.Duration
 	// distributed reports whether merchant-owned rows are spread over
 	// several nodes by merchant.
 	distributed() bool

@@ -76,7 +76,10 @@ func (d *postgresDriver) begin(ctx context.Context) (conn, error) {
 }
 
 // bound sets the bound of each write transaction (Options.Timeout).
-func (d *postgresDriver) bound(writeTimeout time.Duration) { d.writeTimeout = writeTimeout }
+func (d *postgresDriver) bound(timeout time.Duration) { d.writeTimeout = timeout }
+
+// readTimeout: the Reader's one-row reads are bounded as the writes are.
+func (d *postgresDriver) readTimeout(timeout time.Duration) time.Duration { return timeout }
 
 // lane: transactions run side by side on the pool, unless their context
 // names a lane (WithLane).

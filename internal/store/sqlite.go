@@ -142,7 +142,10 @@ func (d *sqliteDriver) oneWriter() bool { return true }
 
 // bound does nothing: SQLite has no wire to stop answering.
 func (d *sqliteDriver) bound(time.Duration) {}
-func (d *sqliteDriver) distributed() bool   { return false }
+
+// readTimeout is none, for the same reason.
+func (d *sqliteDriver) readTimeout(time.Duration) time.Duration { return 0 }
+func (d *sqliteDriver) distributed() bool                       { return false }
 
 // rowLock is empty: SQLite has no row locks, its one writer serialises.
 func (d *sqliteDriver) rowLock(string, bool) string { return "" }

@@ -86,10 +86,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 func newDB(d Dialect, drv driver, write, read *sql.DB, opt Options) *DB {
 	db := &DB{dialect: d, drv: drv, write: write, read: read, lanes: lanes{queue: map[string]*lane{}}, migrationWait: opt.MigrationWait}
 	drv.bound(opt.Timeout)
-	db.reader = &Reader{pool: drv.readPool()}
-	if d == Postgres {
-		db.reader.timeout = opt.Timeout
-	}
+	db.reader = &Reader{pool: drv.readPool(), timeout: drv.readTimeout(opt.Timeout)}
 	return db
 }
 
