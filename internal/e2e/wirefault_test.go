@@ -64,19 +64,7 @@ func TestWireFaults(t *testing.T) {
 // runWireFaults is TestWireFaults on the database dsn.
 func runWireFaults(t *testing.T, dsn string) {
 	began := time.Now()
-	upstream, err := wirefault.Upstream(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := wirefault.Start(upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
-	via, err := proxy.DSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, via := wirefault.Around(t, dsn)
 	node := startProcess(t, via, powerLossSchedule...)
 	tr, m := newTrial(t, 1, dsn, node)
 	w := newRetrier(tr.p)
@@ -331,19 +319,7 @@ func TestSilentPartition(t *testing.T) {
 	for _, target := range storetest.PostgresTargets() {
 		t.Run(target.Name, func(t *testing.T) {
 			dsn := target.DSN(t)
-			upstream, err := wirefault.Upstream(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy, err := wirefault.Start(upstream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { proxy.Close() })
-			via, err := proxy.DSN(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			proxy, via := wirefault.Around(t, dsn)
 			node := startProcess(t, via, "--db-timeout", silentDBTimeout.String())
 			m := demoApp(t, node, "IDR")
 			p := &payd{t: t, base: node.base}

@@ -18,19 +18,7 @@ import (
 func TestTimeoutBoundsAStuckWire(t *testing.T) {
 	t.Parallel()
 	direct := storetest.PostgresDSN(t)
-	upstream, err := wirefault.Upstream(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := wirefault.Start(upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
-	via, err := proxy.DSN(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, via := wirefault.Around(t, direct)
 	const timeout = 500 * time.Millisecond
 	db, err := store.Open(context.Background(), via, store.Options{Timeout: timeout})
 	if err != nil {

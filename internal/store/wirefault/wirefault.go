@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -115,6 +116,27 @@ func (p *Proxy) DSN(dsn string) (string, error) {
 	}
 	u.Host = p.Addr()
 	return u.String(), nil
+}
+
+// Around starts a proxy in front of dsn's server, closed when the test
+// ends, and returns it with dsn pointed at it: the set-up of every test
+// that breaks payd's wire.
+func Around(t testing.TB, dsn string) (*Proxy, string) {
+	t.Helper()
+	upstream, err := Upstream(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	via, err := p.DSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, via
 }
 
 // Upstream is the host:port of dsn, a postgres:// URL, for Start.

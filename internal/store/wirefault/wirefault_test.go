@@ -20,17 +20,7 @@ const within = 10 * time.Second
 func proxied(t *testing.T) (p *Proxy, direct, via string) {
 	t.Helper()
 	direct = storetest.PostgresDSN(t)
-	upstream, err := Upstream(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, err = Start(upstream); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	if via, err = p.DSN(direct); err != nil {
-		t.Fatal(err)
-	}
+	p, via = Around(t, direct)
 	c := connect(t, direct)
 	if _, err := c.Exec(context.Background(), `CREATE TABLE probe (id int PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
