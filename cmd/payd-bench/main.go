@@ -37,6 +37,9 @@ type settings struct {
 	profileDir string
 	// only, when not empty, names the scenario groups to run (--only).
 	only map[string]bool
+	// soakRate, when set, is the rate the soak offers instead of half its
+	// peak (--soak-rate), so that two builds' soaks offer the same load.
+	soakRate float64
 }
 
 // scenarioGroups are the names --only takes, in the order they run.
@@ -65,6 +68,7 @@ func main() {
 	flag.StringVar(&s.out, "out", "bench-results/bench.json", "JSON results file")
 	flag.BoolVar(&s.quick, "quick", false, "short run (about a minute in all)")
 	soak := flag.Duration("soak", 0, "instead of the scenarios, soak payd for this long (e.g. 30m, at most 24h) under a mixed load at half its peak, print a line each minute and a verdict, and exit 1 when it fails")
+	flag.Float64Var(&s.soakRate, "soak-rate", 0, "with --soak, offer this many requests a second instead of half the peak (to compare two builds under the same load)")
 	flag.StringVar(&s.profileDir, "profile", "", "write a CPU profile of payd for each scenario into this directory (go tool pprof)")
 	only := flag.String("only", "", "comma-separated scenario groups to run, for comparing two builds ("+strings.Join(scenarioGroups, ", ")+
 		"); receipt runs create first, for its payins; empty runs all")

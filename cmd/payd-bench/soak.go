@@ -168,11 +168,14 @@ func (x *soakMix) soak(ctx context.Context, s settings, d time.Duration, t *soak
 	peakRec := newSoakRecorder(pw)
 	x.drive(ctx, clients, pw, 0, peakRec)
 	peak := peakRec.window(0, pw)
-	rate := peak.perSecond / 2
+	rate, offered := peak.perSecond/2, "half that peak"
+	if s.soakRate > 0 {
+		rate, offered = s.soakRate, "--soak-rate"
+	}
 	fmt.Fprintf(w, "peak: the mix flat out for %s from %d clients (clock still): %.0f req/s, p99 %.2f ms, %d errors\n", pw, clients, peak.perSecond, peak.p99, peak.errors)
 	window := soakWindow(d)
-	fmt.Fprintf(w, "soak: the mix offered at %.0f req/s (half that peak) from %d senders for %s, each merchant's clock moved %s every %s; verdict windows: the first and last %s (5 of 30 minutes, scaled), warm-up: the first\n\n",
-		rate, soakSenders*clients, d, clockStep, clockRound, window)
+	fmt.Fprintf(w, "soak: the mix offered at %.0f req/s (%s) from %d senders for %s, each merchant's clock moved %s every %s; verdict windows: the first and last %s (5 of 30 minutes, scaled), warm-up: the first\n\n",
+		rate, offered, soakSenders*clients, d, clockStep, clockRound, window)
 	if rate <= 0 {
 		return soakOutcome{}, fmt.Errorf("the peak measured no requests")
 	}

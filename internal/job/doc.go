@@ -38,10 +38,10 @@
 // # Keeping the queue small
 //
 // A job enqueued with a UniqueKey that a waiting job already holds writes
-// nothing. Payins use it so that those expiring within the same second of a
-// merchant's clock share one expiry job (payin.expire_second), which expires
+// nothing. Payins use it so that those expiring within the same minute of a
+// merchant's clock share one expiry job (payin.expire_minute), which expires
 // each at its own expired_at, to the millisecond: a create adds no job row
-// when its second has one.
+// when its minute has one.
 //
 // # Lanes and held jobs
 //

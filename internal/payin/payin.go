@@ -106,6 +106,7 @@ func NewService(d Deps) *Service {
 		contacts: d.Contacts, PublicURL: d.PublicURL, linkKey: d.LinkKey, PayCodeDelay: 2 * time.Second, RefundDelay: 5 * time.Second}
 	job.Register(d.Queue, jobExpire, s.expireJob)
 	job.Register(d.Queue, jobExpireSecond, s.expireSecondJob)
+	job.Register(d.Queue, jobExpireMinute, s.expireMinuteJob)
 	job.RegisterBatch(d.Queue, jobClear, s.clearJob, s.clearJobs)
 	job.Register(d.Queue, jobReleaseReserve, s.releaseReserveJob)
 	job.Register(d.Queue, jobIssuePayCode, s.issuePayCodeJob)

@@ -98,14 +98,20 @@ func (s *Service) SendEvaluate(ctx context.Context, tx *store.Tx, sub Subject) (
 		return nil, err
 	}
 	from, to := localDay(sub.Now, sub.Zone)
-	ph.daily, err = store.SendRow(ctx, tx, `SELECT
-		(SELECT min_amount FROM approval_policies WHERE merchant_id = $1 AND currency = $2 AND kind = $3 AND version > 0 AND NOT deleted),
-		(SELECT COALESCE(SUM(total_amount), 0) FROM payouts
+	// The day's sums are read only when the currency has a daily limit:
+	// they read every payout and external transfer the creator made that
+	// day, which without a limit made each creation cost more than the one
+	// before it all day long (a CASE runs the subqueries of its branch
+	// alone, on both databases).
+	ph.daily, err = store.SendRow(ctx, tx, `SELECT l.min_amount,
+		CASE WHEN l.min_amount IS NULL THEN 0 ELSE (SELECT COALESCE(SUM(total_amount), 0) FROM payouts
 			WHERE merchant_id = $1 AND currency = $2 AND created_by_user = $4 AND ($4 <> '' OR created_by = $5)
-			AND created_at >= $6 AND created_at < $7 AND status NOT IN ('rejected', 'expired')),
-		(SELECT COALESCE(SUM(amount), 0) FROM transfers
+			AND created_at >= $6 AND created_at < $7 AND status NOT IN ('rejected', 'expired')) END,
+		CASE WHEN l.min_amount IS NULL THEN 0 ELSE (SELECT COALESCE(SUM(amount), 0) FROM transfers
 			WHERE merchant_id = $1 AND currency = $2 AND to_account_id IS NULL AND created_by_user = $4 AND ($4 <> '' OR created_by = $5)
-			AND created_at >= $6 AND created_at < $7 AND status NOT IN ('rejected', 'expired'))`,
+			AND created_at >= $6 AND created_at < $7 AND status NOT IN ('rejected', 'expired')) END
+		FROM (SELECT (SELECT min_amount FROM approval_policies
+			WHERE merchant_id = $1 AND currency = $2 AND kind = $3 AND version > 0 AND NOT deleted) AS min_amount) l`,
 		[]any{sub.MerchantID, sub.Currency, string(DailyLimit), sub.CreatorUserID, sub.CreatorLabel, from.UnixMilli(), to.UnixMilli()},
 		func(r store.Row) (dailyRow, error) {
 			d := dailyRow{amount: sub.Amount}
