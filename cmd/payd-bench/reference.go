@@ -79,15 +79,16 @@ func references(ctx context.Context, s settings, db, dsn string, halfRate float6
 }
 
 // sqliteInsertLoop commits one-row insert transactions on one connection with
-// payd's settings (WAL, synchronous=FULL) for d: as fast as it goes, or
-// offered rate transactions a second when rate is not 0.
+// payd's settings (WAL, synchronous=NORMAL and the log flushed with
+// fdatasync after each commit) for d: as fast as it goes, or offered rate
+// transactions a second when rate is not 0.
 func sqliteInsertLoop(ctx context.Context, d time.Duration, rate float64) (result, error) {
 	dir, err := os.MkdirTemp("", "payd-bench-ref-")
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	db, err := sql.Open("sqlite", "file:"+dir+"/ref.db?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	db, err := sql.Open("sqlite", "file:"+dir+"/ref.db?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
 	if err != nil {
 		return result{}, err
 	}
@@ -96,6 +97,11 @@ func sqliteInsertLoop(ctx context.Context, d time.Duration, rate float64) (resul
 	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, at BIGINT NOT NULL)`); err != nil {
 		return result{}, err
 	}
+	wal, err := os.Open(dir + "/ref.db-wal")
+	if err != nil {
+		return result{}, err
+	}
+	defer wal.Close()
 	return drivePaced(ctx, refSQLite, 1, d, os.Getpid(), rate, func(ctx context.Context, _, i int) (bool, error) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -106,7 +112,10 @@ func sqliteInsertLoop(ctx context.Context, d time.Duration, rate float64) (resul
 			tx.Rollback()
 			return false, err
 		}
-		return false, tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return false, err
+		}
+		return false, fdatasync(wal)
 	}), nil
 }
 

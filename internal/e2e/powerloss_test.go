@@ -34,11 +34,12 @@ const powerLossTrials = 10
 // powerLossSchedule makes webhook retries quick, so the check need not wait.
 var powerLossSchedule = []string{"--webhook-retry-schedule", "100ms,200ms,500ms,1s,1s,1s,1s,1s"}
 
-// TestPowerLossSQLite: payd on SQLite (WAL, synchronous=FULL) under load
-// from eight clients loses power at a random moment, ten times; after each,
-// every acknowledged write is there exactly once, the ledger verifies, the
-// jobs resume, the clients' history passes its checks (histories_test.go)
-// and no committed webhook event is lost.
+// TestPowerLossSQLite: payd on SQLite (WAL, its log flushed after each
+// commit: store's sqlite_walsync.go) under load from eight clients loses
+// power at a random moment, ten times; after each, every acknowledged write
+// is there exactly once, the ledger verifies, the jobs resume, the clients'
+// history passes its checks (histories_test.go) and no committed webhook
+// event is lost.
 func TestPowerLossSQLite(t *testing.T) {
 	// Not parallel: it kills processes at chosen moments and waits for them
 	// to restart, so it runs alone, before the parallel tests.

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Group commit. Every commit waits for the disk (SQLite with synchronous=FULL
-// fsyncs its log; PostgreSQL flushes its WAL), and on a hot account every
+// Group commit. Every commit waits for the disk (payd flushes SQLite's log,
+// sqlite_walsync.go; PostgreSQL flushes its WAL), and on a hot account every
 // transaction also waits for the one before it to release its row locks.
 // So transactions that queue up behind each other are run together: one
 // BEGIN, each transaction inside its own SAVEPOINT (a failing one is rolled

@@ -6,8 +6,8 @@ dialects accept, and asks store for what differs by name.
 
 # Dialects
 
-payd runs on SQLite (pure Go, embedded, the default: WAL, synchronous=FULL,
-one writer connection and a pool of read-only ones) and on PostgreSQL,
+payd runs on SQLite (pure Go, embedded, the default: WAL, its log flushed
+after each commit, one writer connection and a pool of read-only ones) and on PostgreSQL,
 which several payd processes share. Citus is PostgreSQL distributed by
 merchant: the PostgreSQL dialect, which says so (DB.Distributed).
 

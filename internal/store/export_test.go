@@ -2,8 +2,16 @@ package store
 
 import (
 	"context"
+	"os"
 	"time"
 )
+
+// SetLogSync replaces how payd flushes SQLite's log after a commit.
+func SetLogSync(f func(*os.File) error) func() {
+	old := syncLog
+	syncLog = f
+	return func() { syncLog = old }
+}
 
 // MaxIDTries exposes the retry bound of InsertUnique to the external tests.
 const MaxIDTries = maxIDTries

@@ -25,15 +25,6 @@ import (
 // payd runs the same few dozen statements over and over, so both paths keep
 // their statements prepared.
 
-// writerCacheKiB is the writer's page cache (SQLite's default is 2 MiB).
-// Every write descends the B-trees of its tables and indexes, whose interior
-// pages grow with the database: at 2 MiB a database of a few hundred MiB no
-// longer kept them, and each write read them again from the file (the soak's
-// p99 crept up with the file). The writer's cache lives across its
-// transactions; a reader's is dropped whenever another connection has
-// committed, so the readers keep the default.
-const writerCacheKiB = 32 << 10
-
 // sqliteDriver is the driver of a SQLite database.
 type sqliteDriver struct {
 	write *sql.DB
@@ -43,6 +34,9 @@ type sqliteDriver struct {
 	reads *sqliteReads
 	// ckpt copies SQLite's log into the database file (sqlite_checkpoint.go).
 	ckpt *checkpointer
+	// wal flushes the log after each commit (sqlite_walsync.go); nil when
+	// SQLite's synchronous setting was given, which then does or does not.
+	wal *walSync
 }
 
 func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
@@ -59,9 +53,11 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 	}
-	sync := opt.SQLiteSynchronous
+	// By default SQLite leaves the log unflushed at commit and payd flushes
+	// it (sqlite_walsync.go).
+	sync, wal := opt.SQLiteSynchronous, (*walSync)(nil)
 	if sync == "" {
-		sync = "FULL"
+		sync, wal = "NORMAL", newWALSync(path)
 	}
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout(10000)")
@@ -76,7 +72,6 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	// is bounded (maxBatch).
 	writeParams.Add("_pragma", "temp_store(MEMORY)")
 	writeParams.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
-	writeParams.Add("_pragma", fmt.Sprintf("cache_size(%d)", -writerCacheKiB))
 	write, err := sql.Open("sqlite", sqliteURI(path, writeParams))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
@@ -106,7 +101,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	drv := &sqliteDriver{write: write, stmts: stmtCache{stmts: map[string]*sql.Stmt{}, missed: map[string]bool{}},
-		reads: &sqliteReads{pool: read, stmts: map[string]*sql.Stmt{}}, ckpt: startCheckpointer(ckpt)}
+		reads: &sqliteReads{pool: read, stmts: map[string]*sql.Stmt{}}, ckpt: startCheckpointer(ckpt), wal: wal}
 	db := newDB(SQLite, drv, write, read, opt)
 	if err := db.ping(ctx); err != nil {
 		db.Close()
@@ -181,6 +176,9 @@ func (d *sqliteDriver) listen(ctx context.Context, _ string, _ Listener) { <-ctx
 func (d *sqliteDriver) close() error {
 	d.stmts.close()
 	d.reads.close()
+	if d.wal != nil {
+		defer d.wal.close()
+	}
 	return d.ckpt.close()
 }
 
@@ -294,7 +292,13 @@ func (c *sqliteConn) commit(ctx context.Context, tx *Tx) error {
 	if err := tx.flush(ctx); err != nil {
 		return err
 	}
-	return c.tx.Commit()
+	if err := c.tx.Commit(); err != nil {
+		return err
+	}
+	if c.drv.wal != nil {
+		return c.drv.wal.flush()
+	}
+	return nil
 }
 
 func (c *sqliteConn) rollback() { _ = c.tx.Rollback() }

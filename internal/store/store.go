@@ -39,8 +39,10 @@ type Options struct {
 	// MaxConns bounds the PostgreSQL pool (default 16) and the SQLite read
 	// pool (default 4).
 	MaxConns int
-	// SQLiteSynchronous overrides PRAGMA synchronous. The default, FULL, makes
-	// every acknowledged commit survive power loss; tests may pass NORMAL.
+	// SQLiteSynchronous overrides PRAGMA synchronous. By default every
+	// acknowledged commit survives power loss: SQLite runs NORMAL and payd
+	// flushes the log after each commit (sqlite_walsync.go). FULL has SQLite
+	// flush it; tests may pass NORMAL, which leaves it unflushed.
 	SQLiteSynchronous string
 	// MustExist refuses a SQLite file that does not exist yet (ErrNoDatabase)
 	// rather than create it: operator commands never create a database.
