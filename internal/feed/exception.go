@@ -50,7 +50,11 @@ func (s *Service) except(ctx context.Context, tx *store.Tx, f Feed, sha string, 
 	if err != nil {
 		return result{}, fmt.Errorf("open an exception of entry %s: %w", e.Key, err)
 	}
-	s.Log.Warn("a feed entry is an exception for the operator", "feed", f.Name, "entry_key", e.Key, "kind", string(kind), "exception", id, "reason", reason)
+	// Logged once the exception is there: a transaction retried or rolled
+	// back would log one that never was.
+	tx.AfterCommit(func() {
+		s.Log.Warn("a feed entry is an exception for the operator", "feed", f.Name, "entry_key", e.Key, "kind", string(kind), "exception", id, "reason", reason)
+	})
 	return result{effect: EffectException, exception: id}, nil
 }
 

@@ -13,14 +13,10 @@ import (
 // modification time each commit changes, and on ext4 an inode goes to the
 // disk with the file system's journal, one for the whole file system, which
 // also carries the database file's changes as the checkpointer copies the
-// log into it and grows it. In the 30-minute soak on SQLite the p99 of
-// every request crept up with the database file (45 ms in the first minute,
-// 80 ms by the 20th, while the file's own fsyncs took up to 100 ms); with
-// the files on tmpfs, which has no disk to wait for, it levelled off at
-// 30-39 ms after the fourth minute. An fdatasync writes the data and only
-// the metadata needed to read it back (the size, while the log grows): the
-// same durability for the log's frames, without the journal's commit for a
-// changed modification time.
+// log into it and grows it. An fdatasync writes the data and only the
+// metadata needed to read it back (the size, while the log grows): the same
+// durability for the log's frames, without a journal commit for a changed
+// modification time (bench-results/2026-12-04.md has what it changed).
 //
 // So by default the writer runs synchronous=NORMAL, which in WAL mode
 // leaves the log unflushed at commit (and still flushes it before each
