@@ -50,10 +50,12 @@ const expiryMinute = int64(time.Minute / time.Millisecond)
 // a negative constant converted to uint64.
 const _ = uint64(int64(minExpiry/time.Millisecond) - expiryMinute)
 
-func (w expiryWindow) key() string {
-	k := jobExpireMinute.String() + ":" + strconv.FormatInt(w.Start, 10)
-	if w.Run > 0 {
-		k += ":" + strconv.Itoa(w.Run)
+// expiryKey is the unique key of a window's run of kind: its start, and
+// the run after the first.
+func expiryKey(kind string, start int64, run int) string {
+	k := kind + ":" + strconv.FormatInt(start, 10)
+	if run > 0 {
+		k += ":" + strconv.Itoa(run)
 	}
 	return k
 }
@@ -69,14 +71,6 @@ type expirySecond struct {
 	Run        int    `json:"run,omitempty"`
 }
 
-func (e expirySecond) key() string {
-	k := jobExpireSecond.String() + ":" + strconv.FormatInt(e.Second, 10)
-	if e.Run > 0 {
-		k += ":" + strconv.Itoa(e.Run)
-	}
-	return k
-}
-
 // maxExpiredPerRun bounds the payins one run expires, so that its
 // transaction stays short; a run that has more queues the next at once.
 const maxExpiredPerRun = 100
@@ -90,7 +84,7 @@ func (s *Service) enqueueExpiry(ctx context.Context, tx *store.Tx, merchantID st
 }
 
 func (s *Service) enqueueMinute(ctx context.Context, tx *store.Tx, w expiryWindow, at int64) error {
-	return job.Enqueue(ctx, tx, s.queue, jobExpireMinute, w, job.Options{ClockOf: w.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: w.key()})
+	return job.Enqueue(ctx, tx, s.queue, jobExpireMinute, w, job.Options{ClockOf: w.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: expiryKey(jobExpireMinute.String(), w.Start, w.Run)})
 }
 
 // expireMinuteJob expires the pending payins of its minute that are due.
@@ -105,7 +99,7 @@ func (s *Service) expireSecondJob(ctx context.Context, tx *store.Tx, j job.Job, 
 	w := expiryWindow{MerchantID: e.MerchantID, Start: e.Second, Run: e.Run}
 	return s.expireWindow(ctx, tx, j, w, 1000, func(next expiryWindow, at int64) error {
 		e := expirySecond{MerchantID: next.MerchantID, Second: next.Start, Run: next.Run}
-		return job.Enqueue(ctx, tx, s.queue, jobExpireSecond, e, job.Options{ClockOf: e.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: e.key()})
+		return job.Enqueue(ctx, tx, s.queue, jobExpireSecond, e, job.Options{ClockOf: e.MerchantID, RunAt: clock.FromMillis(at), UniqueKey: expiryKey(jobExpireSecond.String(), e.Second, e.Run)})
 	})
 }
 
